@@ -1,0 +1,13 @@
+# CPU image of climbrl: the pinned environment, then the main job (`dvc repro`).
+FROM python:3.11-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git make && rm -rf /var/lib/apt/lists/*
+WORKDIR /climbrl
+ENV DVC_NO_ANALYTICS=1 MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true \
+    PREFECT_SERVER_ANALYTICS_ENABLED=false PIP_NO_CACHE_DIR=1
+COPY pyproject.toml README.md ./
+COPY src ./src
+# torch 2.13.0 from the CPU index keeps the image small (no CUDA build).
+RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
+    && pip install -e .
+COPY . .
+CMD ["sh", "-c", "git init -q 2>/dev/null; dvc repro"]

@@ -1,0 +1,28 @@
+# The two set-up commands of the README: `make run` (the main job) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export DVC_NO_ANALYTICS := 1
+export MLFLOW_DISABLE_TELEMETRY := true
+export DO_NOT_TRACK := true
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: run test lint bench venv
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: venv
+	$(VENV)/bin/dvc repro
+
+test: venv
+	$(PY) -m ruff check src tests benchmarks pipeline
+	$(PY) -m pytest -q -n 2
+
+bench: venv
+	$(VENV)/bin/climbrl bench engine --rules paper --games 4000

@@ -1,0 +1,1 @@
+"""Evaluation: matches, seat rotation, duplicate deals, confidence intervals, tournaments."""
