@@ -20,7 +20,7 @@ class IllegalMoveError(GameError):
     """A move that is not legal in the current state (the state is left untouched)."""
 
 
-class GameOverError(GameError):
+class GameOverError(IllegalMoveError):
     """An operation that needs a running game was called on a finished one."""
 
 

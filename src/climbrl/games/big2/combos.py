@@ -448,6 +448,13 @@ def classify(mask: int, rules: Rules) -> tuple[int, int, int]:
     return int(typ), int(cls), int(power)
 
 
+def beats(a: int, b: int, rules: Rules) -> bool:
+    """Whether the play ``a`` beats the play ``b`` (both card masks) under ``rules``."""
+    ta, ca, pa = classify(a, rules)
+    tb, cb, pb = classify(b, rules)
+    return ta > 0 and tb > 0 and ca == cb and pa > pb
+
+
 def legal_plays(hand: int, rules: Rules, to_beat: int = 0, must: int = 0) -> list[tuple[int, int, int]]:
     """All (mask, type, power) a hand may play, leading (``to_beat`` 0) or facing ``to_beat``.
 

@@ -155,13 +155,16 @@ class Big2State:
             self._legal = legal
         return legal
 
-    def apply(self, move: int) -> None:
+    def apply(self, move: int, seat: int | None = None) -> None:
         """Play ``move`` (a card mask, 0 = pass) for the seat to act.
 
-        Raises :class:`IllegalMoveError` (the state is unchanged) if it is not legal.
+        ``seat``, when given, must be the seat to act. Raises :class:`IllegalMoveError` (the
+        state is unchanged) if the move is not legal or it is not that seat's turn.
         """
         if self.winner >= 0:
             raise GameOverError("the game is over: no more moves")
+        if seat is not None and seat != self.player:
+            raise IllegalMoveError(f"seat {seat} moved out of turn: seat {self.player} is to act")
         masks, types, powers = self._legal_lists()
         try:
             i = masks.index(move)
@@ -173,9 +176,9 @@ class Big2State:
             self._play(move, types[i], self.last_cls or combos.combo_cls(types[i], move.bit_count()),
                        powers[i])
 
-    def apply_cards(self, text: str) -> None:
+    def apply_cards(self, text: str, seat: int | None = None) -> None:
         """Apply a move written as cards (``"5D 5S"``) or ``"pass"``."""
-        self.apply(self.game.parse_move(text))
+        self.apply(self.game.parse_move(text), seat)
 
     def _illegal_reason(self, move: Any) -> str:
         seat = self.player
