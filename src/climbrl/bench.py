@@ -31,7 +31,9 @@ def _play(game: Big2Game, games: int, seed: int, observe: bool) -> tuple[int, fl
     return decisions, time.perf_counter() - start
 
 
-def bench_engine(rules: str = "paper", games: int = 2000, seed: int = 0, one_core: bool = True) -> dict[str, Any]:
+def bench_engine(
+    rules: str = "paper", games: int = 2000, seed: int = 0, one_core: bool = True
+) -> dict[str, Any]:
     if games <= 0:
         raise ValueError(f"games must be positive, got {games}")
     pinned = None

@@ -75,7 +75,9 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     res = simulate_random(args.rules, games=args.games, seed=args.seed)
     lines = [f"{res['games']} random-play games under {res['rules']} rules (seed {res['seed']})"]
     for s, w in enumerate(res["seat_win_rate"]):
-        lines.append(f"  seat {s}: win rate {w['rate']:.3f} [{w['low']:.3f}, {w['high']:.3f}] (n={res['games']})")
+        lines.append(
+            f"  seat {s}: win rate {w['rate']:.3f} [{w['low']:.3f}, {w['high']:.3f}] (n={res['games']})"
+        )
     st = res["starter_win_rate"]
     lines.append(f"  starting seat: {st['rate']:.3f} [{st['low']:.3f}, {st['high']:.3f}]")
     lines.append(f"  mean decisions a game: {res['mean_decisions']:.1f}")

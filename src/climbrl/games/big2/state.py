@@ -59,7 +59,8 @@ def deal(seed: int) -> list[int]:
 class Big2Observation:
     """What one seat knows: its own hand and the public record, never another seat's cards.
 
-    Masks are 52-bit card masks (see :mod:`climbrl.cards`).
+    Masks are 52-bit card masks (see :mod:`climbrl.cards`). ``must_include`` (the card the
+    first play must contain) is shown only to the seat that must play it.
     """
 
     seat: int
@@ -138,7 +139,7 @@ class Big2State:
     def legal_move_details(self) -> list[tuple[int, int, int]]:
         """(mask, type, power) of each legal move, in the order of :meth:`legal_moves`."""
         masks, types, powers = self._legal_lists()
-        return list(zip(masks, types, powers))
+        return list(zip(masks, types, powers, strict=True))
 
     def _legal_lists(self) -> tuple[list[int], list[int], list[int]]:
         legal = self._legal
@@ -294,7 +295,7 @@ class Big2State:
             to_beat_player=self.last_player if self.last_cls else -1,
             passes=self.passes,
             locked_out=self.locked,
-            must_include=self.must,
+            must_include=self.must if seat == self.player else 0,
             played=tuple(self.played),
             trick=hist[self.trick_start:],
             history=hist,

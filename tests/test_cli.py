@@ -1,0 +1,83 @@
+"""The command line: the rules explorer, the engine benchmark's output shape, the demo job."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from climbrl.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_moves_json_lead(capsys) -> None:
+    rc, out, _ = run(capsys, "moves", "--rules", "paper", "--hand", "3D 3C 4H 5S", "--json")
+    assert rc == 0
+    rows = json.loads(out)
+    cards = [tuple(r["cards"]) for r in rows]
+    assert ("3D", "3C") in cards and ("3D", "4H", "5S") in cards and ("3C", "4H", "5S") in cards
+    assert all(r["type"] != "pass" for r in rows)
+    assert {r["type"] for r in rows} == {"single", "pair", "straight"}
+
+
+def test_moves_facing_a_play(capsys) -> None:
+    rc, out, _ = run(capsys, "moves", "--rules", "standard", "--hand", "9D 9S KH", "--prev", "9C 9H",
+                     "--json")
+    assert rc == 0
+    rows = json.loads(out)
+    assert rows[0] == {"index": 0, "cards": [], "type": "pass"}
+    assert [r["cards"] for r in rows[1:]] == [["9D", "9S"]]
+
+
+def test_moves_text_output(capsys) -> None:
+    rc, out, _ = run(capsys, "moves", "--hand", "3♦ 4♦ 5♦ 6♦ 7♦")
+    assert rc == 0
+    assert "straight_flush" in out and "leading" in out
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--hand", "3D 4D", "--prev", "4C 6S"], "not a combination"),
+        (["--hand", "3D 4X"], "'4X'"),
+        (["--hand", "3D 4D", "--prev", "4D"], "shares cards"),
+        (["--hand", "3D 3D"], "duplicate"),
+        (["--rules", "nope", "--hand", "3D"], "unknown rules preset"),
+    ],
+)
+def test_moves_errors(capsys, args: list[str], message: str) -> None:
+    rc, _, err = run(capsys, "moves", *args)
+    assert rc == 2 and message in err
+
+
+def test_bench_engine_json_shape(capsys) -> None:
+    rc, out, _ = run(capsys, "bench", "engine", "--games", "20", "--json", "--all-cores")
+    assert rc == 0
+    res = json.loads(out)
+    assert res["games"] == 20 and res["games_per_s"] > 0 and res["decisions_per_s"] > 0
+    assert res["decisions_per_game"] > 10
+    assert res["with_observations"]["decisions_per_s"] > 0
+
+
+def test_simulate_is_deterministic(capsys, tmp_path) -> None:
+    out_file = tmp_path / "sim.json"
+    rc, out, _ = run(capsys, "simulate", "--games", "40", "--seed", "3", "--json", "--out", str(out_file))
+    assert rc == 0
+    a = json.loads(out)
+    rc, out, _ = run(capsys, "simulate", "--games", "40", "--seed", "3", "--json")
+    assert json.loads(out) == a == json.loads(out_file.read_text())
+    assert sum(w["wins"] for w in a["seat_win_rate"]) == 40
+    assert all(w["low"] <= w["rate"] <= w["high"] for w in a["seat_win_rate"])
+
+
+def test_console_script_is_installed() -> None:
+    proc = subprocess.run([sys.executable, "-m", "climbrl.cli", "moves", "--hand", "2S", "--json"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == [{"index": 0, "cards": ["2S"], "type": "single"}]
