@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,8 +54,7 @@ def deal(seed: int) -> list[int]:
     return hands
 
 
-@dataclass(frozen=True)
-class Big2Observation:
+class Big2Observation(NamedTuple):
     """What one seat knows: its own hand and the public record, never another seat's cards.
 
     Masks are 52-bit card masks (see :mod:`climbrl.cards`). ``must_include`` (the card the
