@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from climbrl.bench import bench_engine
@@ -22,7 +22,7 @@ def main() -> None:
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "engine.json"))
     args = p.parse_args()
     results = {
-        "measured": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
         "presets": {name: bench_engine(name, games=args.games) for name in PRESETS},
     }
