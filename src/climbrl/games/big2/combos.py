@@ -86,7 +86,10 @@ T_KICKER = 57  # four of a kind + kicker allowed
 T_FLUSH_CMP = 58  # 0 top_card, 1 rank_then_suit, 2 suit_then_rank
 T_NLENGTHS = 59  # number of allowed straight lengths
 T_LENGTHS = 60  # [13] allowed straight lengths, ascending
-T_STRAIGHT_TOP = 73  # [8192] top rank of a valid straight's 13-bit rank set, else -1
+T_NWINDOWS = 73  # number of valid straight windows (rank sets) under the rules
+T_WINDOWS = 74  # [169] their 13-bit rank sets
+T_WINDOW_LEN = T_WINDOWS + 169  # [169] their lengths
+T_STRAIGHT_TOP = T_WINDOW_LEN + 169  # [8192] top rank of a valid straight's rank set, else -1
 T_SIZE = T_STRAIGHT_TOP + (1 << 13)
 
 
@@ -103,6 +106,7 @@ def rule_tables(rules: Rules) -> np.ndarray:
     t[T_NLENGTHS] = len(rules.straight_lengths)
     t[T_LENGTHS:T_LENGTHS + len(rules.straight_lengths)] = rules.straight_lengths
     highest = 12 if rules.twos_in_straights else 11
+    n_windows = 0
     for length in rules.straight_lengths:
         for start in range(13 if length < 13 else 1):
             ranks = [(start + k) % 13 for k in range(length)]
@@ -113,6 +117,10 @@ def rule_tables(rules: Rules) -> np.ndarray:
             rank_set = sum(1 << r for r in ranks)
             # all thirteen ranks make one straight, topped by the 2
             t[T_STRAIGHT_TOP + rank_set] = 12 if length == 13 else ranks[-1]
+            t[T_WINDOWS + n_windows] = rank_set
+            t[T_WINDOW_LEN + n_windows] = length
+            n_windows += 1
+    t[T_NWINDOWS] = n_windows
     t.setflags(write=False)
     return t
 

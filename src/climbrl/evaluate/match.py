@@ -1,0 +1,212 @@
+"""Matches: one agent against three opponents over fixed deals, every seat, duplicate deals.
+
+Each deal is played four times, the agent in seat 0, 1, 2 and 3 in turn, the opponents filling
+the other seats in their listed order (the next seat after the agent gets the first opponent),
+so card luck and seat bias cancel out. Every seat of every game has its own random stream,
+seeded from (match seed, deal index, agent seat, seat): the numbers are identical whatever the
+number of worker processes. Games advance in lockstep inside a chunk of deals so that an agent
+that batches (a neural policy) scores all its waiting decisions in one call; the chunks are a
+fixed size, independent of the worker count.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from climbrl.agents import Agent, Decision, make_agent
+from climbrl.evaluate.stats import wilson_interval
+from climbrl.games.big2 import Big2Game, get_rules
+
+CHUNK_DEALS = 25
+NUM_SEATS = 4
+
+
+def deal_seeds(seed: int, n: int) -> list[int]:
+    """``n`` deal seeds derived from ``seed`` (numpy SeedSequence; stable across versions)."""
+    if n < 0:
+        raise ValueError(f"number of deals must be >= 0, got {n}")
+    return [int(x) for x in np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64) >> np.uint64(1)]
+
+
+def seat_seed(match_seed: int, deal_index: int, agent_seat: int, seat: int) -> int:
+    return int(np.random.SeedSequence([match_seed, deal_index, agent_seat, seat]).generate_state(1)[0])
+
+
+@dataclass
+class MatchResult:
+    """Outcome of one match, seen from the evaluated agent."""
+
+    agent: str
+    opponents: list[str]
+    rules: str
+    seed: int
+    games: int = 0
+    wins: int = 0
+    reward_sum: float = 0.0
+    cards_left_sum: int = 0
+    length_sum: int = 0
+    wins_by_seat: list[int] = field(default_factory=lambda: [0] * NUM_SEATS)
+
+    def add(self, other: MatchResult) -> None:
+        self.games += other.games
+        self.wins += other.wins
+        self.reward_sum += other.reward_sum
+        self.cards_left_sum += other.cards_left_sum
+        self.length_sum += other.length_sum
+        self.wins_by_seat = [a + b for a, b in zip(self.wins_by_seat, other.wins_by_seat, strict=True)]
+
+    def summary(self) -> dict[str, Any]:
+        lo, hi = wilson_interval(self.wins, self.games)
+        n = max(self.games, 1)
+        rate = self.wins / n
+        return {
+            "agent": self.agent,
+            "opponents": self.opponents,
+            "rules": self.rules,
+            "seed": self.seed,
+            "games": self.games,
+            "deals": self.games // NUM_SEATS,
+            "wins": self.wins,
+            "win_rate": rate,
+            "win_rate_low": lo,
+            "win_rate_high": hi,
+            "normalized_win_rate": rate / 0.25,
+            "normalized_low": lo / 0.25,
+            "normalized_high": hi / 0.25,
+            "mean_reward": self.reward_sum / n,
+            "mean_cards_left": self.cards_left_sum / n,
+            "mean_game_length": self.length_sum / n,
+            "wins_by_seat": self.wins_by_seat,
+        }
+
+
+def play_games(
+    game: Big2Game,
+    seatings: Sequence[Sequence[Agent]],
+    seeds: Sequence[int],
+    seat_seeds: Sequence[Sequence[int]],
+) -> list[Any]:
+    """Play one game per (seating, deal seed) in lockstep; returns the finished states."""
+    states = [game.new_game(seed=s) for s in seeds]
+    rngs = [[random.Random(x) for x in ss] for ss in seat_seeds]
+    active = [i for i, s in enumerate(states) if not s.is_terminal()]
+    while active:
+        groups: dict[int, tuple[Agent, list[int]]] = {}
+        for gi in active:
+            agent = seatings[gi][states[gi].current_player]
+            groups.setdefault(id(agent), (agent, []))[1].append(gi)
+        for agent, gis in groups.values():
+            decisions = [Decision.from_state(states[g]) for g in gis]
+            picks = agent.act_batch(decisions, [rngs[g][states[g].current_player] for g in gis])
+            for g, d, k in zip(gis, decisions, picks, strict=True):
+                if not 0 <= k < len(d.moves):
+                    raise ValueError(f"agent {agent.name} returned move index {k} of {len(d.moves)}")
+                states[g].apply(d.moves[k])
+        active = [g for g in active if not states[g].is_terminal()]
+    return states
+
+
+def _play_chunk(args: tuple) -> MatchResult:
+    agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
+    game = Big2Game(rules)
+    agent = make_agent(agent_spec)
+    cache: dict[str, Agent] = {agent_spec: agent}
+    opponents = [cache.setdefault(o, make_agent(o)) if o != agent_spec else make_agent(o)
+                 for o in opponent_specs]
+    seatings, deal_list, seat_seed_list = [], [], []
+    for k, ds in enumerate(seeds):
+        d = first_deal + k
+        for agent_seat in range(NUM_SEATS):
+            seating: list[Agent] = [agent] * NUM_SEATS
+            for j, opp in enumerate(opponents):
+                seating[(agent_seat + 1 + j) % NUM_SEATS] = opp
+            seatings.append(seating)
+            deal_list.append(ds)
+            seat_seed_list.append([seat_seed(seed, d, agent_seat, s) for s in range(NUM_SEATS)])
+    states = play_games(game, seatings, deal_list, seat_seed_list)
+    res = MatchResult(agent_spec, list(opponent_specs), rules, seed)
+    for i, st in enumerate(states):
+        agent_seat = i % NUM_SEATS
+        res.games += 1
+        res.length_sum += len(st.moves)
+        res.reward_sum += st.returns()[agent_seat]
+        res.cards_left_sum += st.cards_left()[agent_seat]
+        if st.winner == agent_seat:
+            res.wins += 1
+            res.wins_by_seat[agent_seat] += 1
+    return res
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method))
+
+
+def run_match(
+    agent: str,
+    opponents: Sequence[str],
+    rules: str = "paper",
+    games: int = 400,
+    seed: int = 0,
+    workers: int = 1,
+    seeds: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``agent`` against ``opponents`` (one name for three copies, or three names).
+
+    ``games`` must be a multiple of 4 (each deal is played from every seat). Deal seeds come
+    from ``seeds`` when given (e.g. a versioned seed file), else from :func:`deal_seeds`.
+    """
+    opponents = list(opponents)
+    if len(opponents) == 1:
+        opponents = opponents * 3
+    if len(opponents) != 3:
+        raise ValueError(f"give one opponent (three copies) or three, got {len(opponents)}")
+    if games <= 0 or games % NUM_SEATS:
+        raise ValueError(f"games must be a positive multiple of 4 (every deal from every seat), got {games}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    get_rules(rules)
+    for spec in [agent, *opponents]:
+        make_agent(spec)  # fail fast on a bad name, before any process starts
+    n_deals = games // NUM_SEATS
+    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals)
+    if len(all_seeds) < n_deals:
+        raise ValueError(f"{n_deals} deals needed, the seed list holds {len(all_seeds)}")
+    tasks = [
+        (agent, tuple(opponents), rules, seed, start, all_seeds[start:min(start + CHUNK_DEALS, n_deals)])
+        for start in range(0, n_deals, CHUNK_DEALS)
+    ]
+    if workers == 1 or len(tasks) == 1:
+        parts = [_play_chunk(t) for t in tasks]
+    else:
+        with _pool(min(workers, len(tasks))) as pool:
+            parts = list(pool.map(_play_chunk, tasks))
+    total = MatchResult(agent, opponents, rules, seed)
+    for p in parts:
+        total.add(p)
+    return total.summary()
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """A readable table of match summaries."""
+    head = (f"{'agent':<16} {'opponents':<34} {'games':>6} {'wins':>5} {'win rate':>9} "
+            f"{'95% CI':>15} {'norm.':>6} {'reward':>7} {'cards left':>10} {'length':>7}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        opp = r["opponents"][0] + " x3" if len(set(r["opponents"])) == 1 else ",".join(r["opponents"])
+        lines.append(
+            f"{r['agent']:<16} {opp:<34} {r['games']:>6} {r['wins']:>5} {r['win_rate']:>9.3f} "
+            f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] {r['normalized_win_rate']:>6.2f} "
+            f"{r['mean_reward']:>7.3f} {r['mean_cards_left']:>10.2f} {r['mean_game_length']:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["MatchResult", "deal_seeds", "run_match", "format_table", "play_games", "asdict"]
