@@ -178,7 +178,8 @@ def rank_action(h, masks, types, powers, t):
             score[i] = PASS_SCORE[phase]
         else:
             extra = _popcount(masks[i]) - 1
-            score[i] = deciding_strength(masks[i], types[i], powers[i], t) - EXTRA_CARD_BONUS * extra * length_weight
+            bonus = EXTRA_CARD_BONUS * extra * length_weight
+            score[i] = deciding_strength(masks[i], types[i], powers[i], t) - bonus
     return score
 
 
@@ -255,7 +256,7 @@ def rule_agent_pick(h, masks, types, powers, t, aggressive, u):
             break
     if best < 0:
         return 0  # nothing sensible: pass
-    if not aggressive and can_pass and phase < 2:
-        if best_key >= 11.0 or u < 0.25:  # keep aces and twos, and often just wait
-            return 0
+    # the conservative agent keeps its aces and twos, and often just waits
+    if not aggressive and can_pass and phase < 2 and (best_key >= 11.0 or u < 0.25):
+        return 0
     return best
