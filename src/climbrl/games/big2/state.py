@@ -73,6 +73,7 @@ class Big2Observation(NamedTuple):
     locked_out: int
     must_include: int
     played: tuple[int, int, int, int]
+    types_played: tuple[int, int, int, int]  # per seat, bit ``type`` set for each type it played
     trick: tuple[tuple[int, int], ...]
     history: tuple[tuple[int, int], ...]
 
@@ -83,7 +84,7 @@ class Big2State:
     __slots__ = (
         "game", "hands", "player", "last_mask", "last_type", "last_cls", "last_power",
         "last_player", "locked", "must", "passes", "history", "n_auto", "trick_start",
-        "winner", "deal_hands", "seed", "played", "_legal",
+        "winner", "deal_hands", "seed", "played", "types_played", "_legal",
     )
 
     num_players = NUM_PLAYERS
@@ -107,6 +108,7 @@ class Big2State:
         self.passes = 0
         self.history: list[tuple[int, int]] = []
         self.played = [0, 0, 0, 0]
+        self.types_played = [0, 0, 0, 0]
         self.n_auto = 0
         self.trick_start = 0
         self.winner = -1
@@ -214,6 +216,7 @@ class Big2State:
         self.history.append((p, mask))
         self.hands[p] ^= mask
         self.played[p] |= mask
+        self.types_played[p] |= 1 << typ
         self.last_mask = mask
         self.last_type = typ
         self.last_cls = cls
@@ -295,6 +298,7 @@ class Big2State:
             locked_out=self.locked,
             must_include=self.must if seat == self.player else 0,
             played=tuple(self.played),
+            types_played=tuple(self.types_played),
             trick=hist[self.trick_start:],
             history=hist,
         )
@@ -307,6 +311,7 @@ class Big2State:
         new.hands = list(self.hands)
         new.history = list(self.history)
         new.played = list(self.played)
+        new.types_played = list(self.types_played)
         return new
 
     def _key(self) -> tuple:

@@ -1,0 +1,139 @@
+"""The public agent's adapter against its own engine's reference games, and the safe loader."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import random
+
+import numpy as np
+import pytest
+
+from climbrl.agents import Decision, make_agent
+from climbrl.agents.external.charlesworth import (
+    PASS_ACTION,
+    WEIGHT_KEYS,
+    CharlesworthAgent,
+    WeightsError,
+    convert_joblib,
+    encode,
+    load_weights,
+)
+from climbrl.agents.external.safe_pickle import ArrayOnlyUnpickler, UnsafePickleError, load_arrays
+from climbrl.games.big2 import Big2Game
+from climbrl.paths import charlesworth_dir
+from tests.reference import cw_mask, iter_reference_games, reference_games_path
+from tests.test_charlesworth_reference import _documented_fault
+
+
+def _shared(name: str):
+    path = charlesworth_dir() / name
+    if not path.exists():
+        if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
+            pytest.fail(f"missing {path}")
+        pytest.skip(f"missing {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def agent() -> CharlesworthAgent:
+    _shared("charlesworth_ppo_136500.npz")
+    return CharlesworthAgent()
+
+
+def test_observations_legal_actions_and_logits_match_every_reference_decision(agent) -> None:
+    reference_games_path()
+    game = Big2Game("charlesworth")
+    decisions = 0
+    max_diff = 0.0
+    for ref in iter_reference_games():
+        state = game.new_game(hands=[cw_mask(ref["deal"][str(s)]) for s in range(1, 5)])
+        for k, d in enumerate(ref["decisions"]):
+            where = f"game {ref['game']} decision {k}"
+            dec = Decision.from_state(state)
+            nonzero = np.flatnonzero(encode(dec)).tolist()
+            assert nonzero == sorted(d["obs_nonzero"]), where
+            logits, actions = agent.logits([dec])
+            ours = dict(zip(actions[0], logits[0][actions[0]], strict=True))
+            theirs = set(d["legal"])
+            assert theirs <= set(ours), f"{where}: missing actions {theirs - set(ours)}"
+            for extra in set(ours) - theirs:
+                i = actions[0].index(extra)
+                assert _documented_fault(dec.moves[i], dec.types[i], dec.hand, state.last_type), where
+            for a, want in zip(d["legal"], d["logits"], strict=True):
+                max_diff = max(max_diff, abs(float(ours[a]) - want))
+            assert (PASS_ACTION in ours) == (state.last_mask != 0)
+            state.apply(cw_mask(d["cards"]))
+            decisions += 1
+    assert decisions == 15496
+    assert max_diff < 1e-3, max_diff
+
+
+def test_agent_plays_legal_moves_and_is_reproducible(agent) -> None:
+    game = Big2Game("charlesworth")
+
+    def play(seed: int) -> str:
+        s = game.new_game(seed=seed)
+        rng = random.Random(seed)
+        greedy = make_agent("charlesworth:greedy")
+        while not s.is_terminal():
+            d = Decision.from_state(s)
+            who = agent if s.current_player % 2 == 0 else greedy
+            s.apply(d.moves[who.act(d, rng)])
+        return s.to_json()
+
+    assert play(5) == play(5)
+
+
+def test_refuses_other_rules(agent) -> None:
+    d = Decision.from_state(Big2Game("paper").new_game(seed=1))
+    with pytest.raises(ValueError, match="charlesworth"):
+        agent.act(d, random.Random(0))
+
+
+def test_conversion_matches_the_npz(tmp_path) -> None:
+    src = _shared("modelParameters136500")
+    out = convert_joblib(src, tmp_path / "w.npz")
+    ours, theirs = load_weights(out), load_weights(_shared("charlesworth_ppo_136500.npz"))
+    for k in WEIGHT_KEYS:
+        assert np.array_equal(ours[k], theirs[k]), k
+
+
+class _Boom:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /tmp/climbrl_pwned",))
+
+
+def test_malicious_pickle_is_refused_without_running(tmp_path) -> None:
+    marker = "/tmp/climbrl_pwned"
+    if os.path.exists(marker):
+        os.remove(marker)
+    bad = tmp_path / "evil.pkl"
+    bad.write_bytes(pickle.dumps([np.zeros(3, dtype=np.float32), _Boom()], protocol=3))
+    with pytest.raises(UnsafePickleError, match="refusing to load global posix.system|refusing"):
+        load_arrays(bad)
+    assert not os.path.exists(marker)
+    with pytest.raises(UnsafePickleError, match="builtins.eval"):
+        ArrayOnlyUnpickler(io.BytesIO(b"cbuiltins\neval\n(S'1'\ntR.")).load()
+
+
+def test_plain_numpy_pickle_is_admitted(tmp_path) -> None:
+    p = tmp_path / "ok.pkl"
+    arrays = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones(4)]
+    p.write_bytes(pickle.dumps(arrays, protocol=2))
+    got = load_arrays(p)
+    assert all(np.array_equal(a, b) for a, b in zip(got, arrays, strict=True))
+
+
+def test_bad_weights_files(tmp_path) -> None:
+    with pytest.raises(WeightsError, match="not found"):
+        load_weights(tmp_path / "none.npz")
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(b"not a zip")
+    with pytest.raises(WeightsError, match="cannot read"):
+        load_weights(corrupt)
+    partial = tmp_path / "partial.npz"
+    np.savez(partial, fc1_w=np.zeros((412, 512), dtype=np.float32))
+    with pytest.raises(WeightsError, match="missing array 'fc1_b'"):
+        load_weights(partial)
