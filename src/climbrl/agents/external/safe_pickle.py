@@ -4,10 +4,10 @@ A pickle can name any importable callable and call it: loading an untrusted one 
 or ``joblib.load`` runs whatever it says. :class:`ArrayOnlyUnpickler` admits only the globals
 that rebuild plain numeric numpy arrays (``numpy.ndarray``, ``numpy.dtype``, numpy's
 ``_reconstruct``, ``_codecs.encode`` for latin1 array bytes, and joblib's
-``NumpyArrayWrapper`` record, which is replaced by our own inert class) and refuses every other global with :class:`UnsafePickleError` before anything is
-called. joblib stores each array's raw bytes right after its wrapper record in the stream; they
-are read here with ``numpy.frombuffer`` (object arrays, which would need pickle again, are
-refused).
+``NumpyArrayWrapper`` record, which is replaced by our own inert class) and refuses every
+other global with :class:`UnsafePickleError` before anything is called. joblib stores each
+array's raw bytes right after its wrapper record in the stream; they are read here with
+``numpy.frombuffer`` (object arrays, which would need pickle again, are refused).
 """
 
 from __future__ import annotations
