@@ -1,9 +1,16 @@
-"""The ``climbrl`` command line: ``climbrl moves``, ``climbrl bench engine``, ``climbrl simulate``."""
+"""The ``climbrl`` command line.
+
+``moves`` (rules explorer), ``evaluate`` (an agent against three opponents over duplicate
+deals), ``seeds`` (a versioned file of deal seeds), ``convert-charlesworth`` (the public
+agent's joblib weights to ``.npz``, safely), ``bench engine``, ``simulate``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,6 +62,56 @@ def cmd_moves(args: argparse.Namespace) -> None:
         print(f"{r['index']:5d}  {' '.join(r['cards']) or 'pass':<22} {r['type']}")
 
 
+def _load_seeds(path: str) -> list[int]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise CliError(f"cannot read seeds file {path}: {e}") from None
+    seeds = data.get("deals") if isinstance(data, dict) else None
+    if not isinstance(seeds, list) or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        raise CliError(f"seeds file {path}: expected {{'deals': [non-negative integers]}}")
+    return seeds
+
+
+def cmd_evaluate(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.match import format_table, run_match
+
+    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    rules = args.rules
+    if rules is None:
+        uses_public = any(s.startswith("charlesworth") for s in [args.agent, *opponents])
+        rules = "charlesworth" if uses_public else "paper"
+    seeds = _load_seeds(args.seeds) if args.seeds else None
+    res = run_match(args.agent, opponents, rules=rules, games=args.games, seed=args.seed,
+                    workers=args.workers, seeds=seeds)
+    _write_json(res, args.out, args.json, format_table([res]))
+
+
+def cmd_seeds(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.match import deal_seeds
+
+    if args.deals <= 0:
+        raise CliError(f"--deals must be positive, got {args.deals}")
+    res = {"seed": args.seed, "deals": deal_seeds(args.seed, args.deals)}
+    _write_json(res, args.out, args.json, f"{args.deals} deal seeds from seed {args.seed}")
+
+
+def cmd_convert(args: argparse.Namespace) -> None:
+    from climbrl.agents.external.charlesworth import convert_joblib
+
+    out = convert_joblib(args.file, args.out)
+    print(f"wrote {out}")
+
+
+def cmd_baselines(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.baselines_report import baselines_report, to_markdown, write_report
+
+    report = baselines_report(games=args.games, seed=args.seed, workers=args.workers,
+                              public_agent=not args.no_public_agent)
+    write_report(report, args.out)
+    print(to_markdown(report) + f"({report['seconds']:.1f} s)")
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
     from climbrl.bench import bench_engine
 
@@ -96,6 +153,41 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="print a JSON array")
     m.set_defaults(func=cmd_moves)
 
+    agents = "random, greedy, heuristic, aggressive, conservative, charlesworth[:sample|:greedy]"
+    e = sub.add_parser("evaluate", help="an agent against three opponents, every seat, duplicate deals")
+    e.add_argument("--agent", required=True, help=f"agent ({agents})")
+    e.add_argument("--opponents", required=True, help="one agent (three copies) or three, comma-separated")
+    e.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
+                   "charlesworth when the public agent plays")
+    e.add_argument("--games", type=int, default=400, help="games, a multiple of 4 (default 400)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
+    e.add_argument("--seeds", help="JSON file of deal seeds ({'deals': [...]}, see `climbrl seeds`)")
+    e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    e.add_argument("--json", action="store_true")
+    e.add_argument("--out", help="also write the JSON result here")
+    e.set_defaults(func=cmd_evaluate)
+
+    sd = sub.add_parser("seeds", help="write a versioned file of evaluation deal seeds")
+    sd.add_argument("--deals", type=int, default=1000)
+    sd.add_argument("--seed", type=int, default=0)
+    sd.add_argument("--json", action="store_true")
+    sd.add_argument("--out", help="write the JSON here")
+    sd.set_defaults(func=cmd_seeds)
+
+    cv = sub.add_parser("convert-charlesworth",
+                        help="convert the public agent's joblib weights to .npz without unpickling code")
+    cv.add_argument("file", help="the published joblib file (modelParameters136500)")
+    cv.add_argument("out", help="the .npz to write")
+    cv.set_defaults(func=cmd_convert)
+
+    bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
+    bl.add_argument("--games", type=int, default=1000, help="games per match (multiple of 4)")
+    bl.add_argument("--seed", type=int, default=0)
+    bl.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent")
+    bl.add_argument("--out", default="reports", help="output folder")
+    bl.set_defaults(func=cmd_baselines)
+
     b = sub.add_parser("bench", help="throughput benchmarks")
     bsub = b.add_subparsers(dest="what", required=True)
     be = bsub.add_parser("engine", help="random-play games and decisions per second on one core")
@@ -121,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (CliError, CardError, RulesError, ValueError) as e:
+    except (CliError, CardError, RulesError, ValueError, OSError, pickle.UnpicklingError) as e:
         print(f"climbrl {args.command}: error: {e}", file=sys.stderr)
         return 2
     return 0

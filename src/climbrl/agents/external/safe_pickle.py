@@ -101,7 +101,14 @@ class ArrayOnlyUnpickler(pickle._Unpickler):  # the Python unpickler: we read ar
 def load_arrays(path: str | Path) -> list[np.ndarray]:
     """The list of arrays stored in a (joblib) pickle, loaded with :class:`ArrayOnlyUnpickler`."""
     with open(path, "rb") as f:
-        obj = ArrayOnlyUnpickler(f).load()
+        try:
+            obj = ArrayOnlyUnpickler(f).load()
+        except UnsafePickleError:
+            raise
+        except Exception as e:  # a truncated or foreign file: any opcode error
+            raise UnsafePickleError(
+                f"{path}: not a readable pickle of numpy arrays ({type(e).__name__}: {e})"
+            ) from None
     if not isinstance(obj, (list, tuple)) or not all(isinstance(a, np.ndarray) for a in obj):
         raise UnsafePickleError(f"{path}: expected a list of numpy arrays, got {type(obj).__name__}")
     return list(obj)
