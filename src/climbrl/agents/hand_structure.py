@@ -221,8 +221,9 @@ def heuristic_pick(h, masks, types, powers, t):
 
 @njit(cache=_CACHE)
 def rule_agent_pick(h, masks, types, powers, t, aggressive, u):
-    """Aggressive (strongest sensible play, passes rarely) or conservative (weakest sensible play,
-    passes often). ``u`` is a uniform [0, 1) draw for the conservative agent's random passes."""
+    """Aggressive or conservative play (see :class:`climbrl.agents.heuristic.RuleAgent`).
+
+    ``u`` is a uniform [0, 1) draw for the conservative agent's random passes."""
     n = masks.shape[0]
     if n == 1:
         return 0
@@ -245,11 +246,12 @@ def rule_agent_pick(h, masks, types, powers, t, aggressive, u):
                     continue
             s = deciding_strength(m, types[i], powers[i], t)
             if aggressive:
-                key = 100.0 * _popcount(m) * (1.0 if not can_pass else 0.0) + s
+                key = 100.0 * _popcount(m) * (1.0 if not can_pass else 0.0) + (s if can_pass else -s)
                 if best < 0 or key > best_key:
                     best, best_key = i, key
             else:
-                key = s
+                # weakest: multi-card plays count as weaker when leading (as in RankAction)
+                key = s if can_pass else s - EXTRA_CARD_BONUS * (_popcount(m) - 1)
                 if best < 0 or key < best_key:
                     best, best_key = i, key
         if best >= 0 or can_pass:
