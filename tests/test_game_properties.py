@@ -138,7 +138,7 @@ def test_observations_never_reveal_another_seat_cards(game, seed, choice) -> Non
             mask_like = {"hand", "to_beat", "must_include", "played", "trick", "history"}
             assert set(obs._fields) - mask_like == {
                 "seat", "cards_left", "current_player", "leading", "to_beat_type",
-                "to_beat_player", "passes", "locked_out", "types_played",
+                "to_beat_player", "passes", "locked_out", "types_played", "to_beat_power",
             }
 
     play(game, seed, choice, check)

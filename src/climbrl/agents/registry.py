@@ -1,5 +1,6 @@
 """Agents by name: ``random``, ``greedy``, ``heuristic``, ``aggressive``, ``conservative``,
-``charlesworth[:sample|:greedy]`` and ``checkpoint:PATH`` (trained policies, later)."""
+``charlesworth[:sample|:greedy]`` and ``checkpoint:PATH[#sample]`` (a trained policy; greedy
+unless ``#sample``)."""
 
 from __future__ import annotations
 
@@ -35,5 +36,10 @@ def make_agent(spec: str) -> Agent:
             raise ValueError(f"agent {spec!r}: charlesworth takes ':sample' or ':greedy'")
         return CharlesworthAgent(greedy=mode == "greedy")
     if name == "checkpoint":
-        raise ValueError(f"agent {spec!r}: trained checkpoints arrive with the learners")
+        if not arg:
+            raise ValueError("agent 'checkpoint:PATH' needs a path")
+        from climbrl.learn.policy import load_policy_agent
+
+        path, _, mode = arg.partition("#")
+        return load_policy_agent(path, mode=mode or "greedy")
     raise ValueError(f"unknown agent {spec!r} (agents: {', '.join(AGENT_NAMES)}, checkpoint:PATH)")

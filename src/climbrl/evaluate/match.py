@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -92,8 +92,13 @@ def play_games(
     seatings: Sequence[Sequence[Agent]],
     seeds: Sequence[int],
     seat_seeds: Sequence[Sequence[int]],
+    on_step: Callable[[Agent, list[int], list[Decision], list[int]], None] | None = None,
 ) -> list[Any]:
-    """Play one game per (seating, deal seed) in lockstep; returns the finished states."""
+    """Play one game per (seating, deal seed) in lockstep; returns the finished states.
+
+    ``on_step(agent, game_indices, decisions, picks)`` is called after every batched choice
+    (the self-play collector records the learner's decisions through it).
+    """
     states = [game.new_game(seed=s) for s in seeds]
     rngs = [[random.Random(x) for x in ss] for ss in seat_seeds]
     active = [i for i, s in enumerate(states) if not s.is_terminal()]
@@ -105,6 +110,8 @@ def play_games(
         for agent, gis in groups.values():
             decisions = [Decision.from_state(states[g]) for g in gis]
             picks = agent.act_batch(decisions, [rngs[g][states[g].current_player] for g in gis])
+            if on_step is not None:
+                on_step(agent, gis, decisions, picks)
             for g, d, k in zip(gis, decisions, picks, strict=True):
                 if not 0 <= k < len(d.moves):
                     raise ValueError(f"agent {agent.name} returned move index {k} of {len(d.moves)}")

@@ -68,6 +68,7 @@ class Big2Observation(NamedTuple):
     leading: bool
     to_beat: int
     to_beat_type: int
+    to_beat_power: int  # its power within its comparison class (see combos)
     to_beat_player: int
     passes: int
     locked_out: int
@@ -293,6 +294,7 @@ class Big2State:
             leading=self.last_cls == 0 and self.winner < 0,
             to_beat=self.last_mask,
             to_beat_type=self.last_type,
+            to_beat_power=self.last_power if self.last_cls else 0,
             to_beat_player=self.last_player if self.last_cls else -1,
             passes=self.passes,
             locked_out=self.locked,

@@ -1,0 +1,172 @@
+"""Typed, validated training configuration (the ``train`` section of ``params.yaml``).
+
+Every field is checked before any work starts; a bad value raises :class:`ConfigError` naming
+the field. Defaults are the study's setup (100 epochs x 200 self-play games, evaluation every
+5 epochs with 400 games against three copies of each of random, greedy and heuristic) and each
+learner's usual hyperparameters; :func:`train_config` fills the learner-specific defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from climbrl.games.big2.rules import PRESETS
+
+ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn")
+CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool")
+
+
+class ConfigError(ValueError):
+    """A bad configuration value; the message names the field."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    algo: str = "ppo"
+    """Learner: ppo, mcq, sarsa, qlearning or dqn."""
+    rules: str = "paper"
+    """Rules preset."""
+    seed: int = 0
+    """Seed of every random choice (deals, play, initialization, minibatches)."""
+    epochs: int = 100
+    games_per_epoch: int = 200
+    eval_every: int = 5
+    """Evaluate every this many epochs (0: never)."""
+    eval_games: int = 400
+    """Games per evaluation match (a multiple of 4)."""
+    eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
+    eval_seed: int = 12345
+    """Seed of the evaluation deals (fixed across the run, different from training deals)."""
+    eval_workers: int = 1
+    hidden: int = 512
+    lr: float = 3e-4
+    gamma: float = 0.99
+    max_grad_norm: float = 0.5
+    minibatch_decisions: int = 1024
+    """Decisions per minibatch for the on-policy learners (ppo, mcq, sarsa)."""
+    update_epochs: int = 1
+    """Passes over each batch (PPO: one optimization epoch per batch by default)."""
+    # PPO
+    clip: float = 0.2
+    vf_coef: float = 0.5
+    ent_coef: float = 0.01
+    gae_lambda: float = 0.95
+    # epsilon-greedy learners
+    epsilon: float = 0.1
+    """Exploration of mcq, sarsa and qlearning (constant)."""
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.05
+    epsilon_decay_steps: int = 200_000
+    """dqn: epsilon falls linearly from start to end over this many decisions."""
+    # replay learners (qlearning, dqn)
+    replay_capacity: int = 100_000
+    batch_size: int = 256
+    updates_per_epoch: int = 50
+    target_sync: int = 1000
+    """Hard target sync every this many gradient updates (when tau is 0)."""
+    tau: float = 0.0
+    """Soft target update rate per gradient update (0: hard syncs)."""
+    double: bool = False
+    dueling: bool = False
+    prioritized: bool = False
+    priority_alpha: float = 0.6
+    priority_beta: float = 0.4
+    # curriculum
+    curriculum: str = "self_play"
+    snapshot_every: int = 1000
+    """Opponent pool / checkpoint self-play: a snapshot of the learner every this many games."""
+    pool_size: int = 15
+    pool_rule_agents: tuple[str, ...] = ("aggressive", "conservative")
+    fixed_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
+    # rewards
+    reward_shaping: bool = False
+    """Per-trick shaping: +0.05 on taking the lead, -0.02 when a play of ours is beaten."""
+    card_score_reward: bool = False
+    """Use the card-count score (cards left, winner collects) instead of the preset's reward."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        for k, v in d.items():
+            if isinstance(v, tuple):
+                d[k] = list(v)
+        return d
+
+
+ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ppo": {},
+    "mcq": {"lr": 1e-4, "update_epochs": 1},
+    "sarsa": {"lr": 1e-4},
+    "qlearning": {"lr": 1e-4, "target_sync": 1000},
+    "dqn": {"lr": 1e-4, "double": True, "dueling": True, "prioritized": True, "target_sync": 1000},
+}
+
+
+def _fail(name: str, msg: str) -> None:
+    raise ConfigError(f"train.{name}: {msg}")
+
+
+def _validate(c: TrainConfig) -> None:
+    if c.algo not in ALGOS:
+        _fail("algo", f"unknown learner {c.algo!r} (learners: {', '.join(ALGOS)})")
+    if c.rules not in PRESETS:
+        _fail("rules", f"unknown rules preset {c.rules!r}")
+    if c.curriculum not in CURRICULA:
+        _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
+    ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "eval_games": 4,
+            "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
+            "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,
+            "target_sync": 1, "snapshot_every": 1, "pool_size": 1}
+    for name, low in ints.items():
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            _fail(name, f"must be an integer >= {low}, got {v!r}")
+    if c.eval_games % 4:
+        _fail("eval_games", f"must be a multiple of 4 (every deal from every seat), got {c.eval_games}")
+    positive = ("lr", "max_grad_norm", "clip")
+    unit = ("gamma", "epsilon", "epsilon_start", "epsilon_end", "gae_lambda", "tau",
+            "priority_alpha", "priority_beta")
+    for name in positive + unit + ("vf_coef", "ent_coef"):
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+            _fail(name, f"must be a number, got {v!r}")
+    for name in positive:
+        if getattr(c, name) <= 0:
+            _fail(name, f"must be positive, got {getattr(c, name)!r}")
+    for name in unit:
+        if not 0 <= getattr(c, name) <= 1:
+            _fail(name, f"must be in [0, 1], got {getattr(c, name)!r}")
+    for name in ("vf_coef", "ent_coef"):
+        if getattr(c, name) < 0:
+            _fail(name, f"must be >= 0, got {getattr(c, name)!r}")
+    for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward"):
+        if not isinstance(getattr(c, name), bool):
+            _fail(name, f"must be true or false, got {getattr(c, name)!r}")
+    from climbrl.agents.registry import AGENT_NAMES
+
+    for name in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
+        for a in getattr(c, name):
+            if a.partition(":")[0] not in AGENT_NAMES:
+                _fail(name, f"unknown agent {a!r}")
+    if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
+        _fail("fixed_opponents", "the fixed_opponents curriculum needs at least one opponent")
+
+
+def train_config(algo: str = "ppo", **overrides: Any) -> TrainConfig:
+    """The config of ``algo`` with its defaults, then ``overrides`` (unknown keys are errors)."""
+    if algo not in ALGOS:
+        _fail("algo", f"unknown learner {algo!r} (learners: {', '.join(ALGOS)})")
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    for k in overrides:
+        if k not in known:
+            _fail(k, "unknown field")
+    values = {**ALGO_DEFAULTS[algo], **overrides}
+    for k in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
+        if isinstance(values.get(k), list):
+            values[k] = tuple(values[k])
+    return TrainConfig(algo=algo, **values)

@@ -1,0 +1,76 @@
+"""Checkpoints: written atomically, read with ``torch.load(..., weights_only=True)``.
+
+A checkpoint holds the learner (network, optimizer, target network, counters), the
+curriculum's snapshots, the finished epoch, the metric history and the torch RNG state, plus
+the config it was trained with. Missing, corrupt or mismatched files raise
+:class:`CheckpointError` with the path and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from climbrl.learn.network import ActionInNet
+
+FORMAT = "climbrl-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, or does not fit the run."""
+
+
+def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint not found: {path}")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, foreign pickle, ...
+        raise CheckpointError(f"corrupt or unreadable checkpoint {path}: {type(e).__name__}: {e}") from None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a climbrl checkpoint")
+    if obj.get("version") != VERSION:
+        raise CheckpointError(f"{path}: checkpoint version {obj.get('version')} (this code reads {VERSION})")
+    return obj
+
+
+def network_payload(net: ActionInNet, algo: str, epoch: int) -> dict[str, Any]:
+    return {"format": FORMAT, "version": VERSION, "algo": algo, "epoch": epoch,
+            "net_config": net.config(), "net": net.state_dict()}
+
+
+def load_network(path: str | Path) -> tuple[ActionInNet, dict[str, Any]]:
+    """The policy network stored in a checkpoint (full or network-only)."""
+    obj = load(path)
+    state = obj.get("net") if "net" in obj else obj.get("learner", {}).get("net")
+    cfg = obj.get("net_config")
+    if state is None or not isinstance(cfg, dict):
+        raise CheckpointError(f"{path}: no network in this checkpoint")
+    net = ActionInNet(**cfg)
+    try:
+        net.load_state_dict(state)
+    except RuntimeError as e:
+        raise CheckpointError(f"{path}: network does not match its config: {e}") from None
+    return net, {k: v for k, v in obj.items() if k not in ("net", "learner")}

@@ -1,0 +1,117 @@
+"""What every learner shares: the network, the optimizer, scoring a rollout, the behaviour
+policy and the state that a checkpoint must hold. Subclasses add only their own update rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from climbrl.config import TrainConfig
+from climbrl.learn.network import ActionInNet, segment_log_softmax
+from climbrl.learn.policy import PolicyAgent
+from climbrl.learn.rollout import Rollout
+
+
+def t(x: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+class Learner:
+    algo = "base"
+    value_head = False
+    dueling = False
+    behaviour_mode = "sample"
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+        torch.manual_seed(cfg.seed)
+        self.net = ActionInNet(cfg.hidden, value_head=self.value_head, dueling=self.dueling)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.updates = 0
+        self.decisions_seen = 0
+
+    # --- acting ----------------------------------------------------------------------------------
+    def epsilon(self) -> float:
+        return self.cfg.epsilon
+
+    def behaviour(self) -> PolicyAgent:
+        """The policy that plays the learner's seats in self-play, recording its decisions."""
+        return PolicyAgent(self.net, mode=self.behaviour_mode, epsilon=self.epsilon(),
+                           name=f"{self.algo}-learner", record=True)
+
+    # --- learning --------------------------------------------------------------------------------
+    def update(self, ro: Rollout, rng: np.random.Generator) -> dict[str, float]:
+        raise NotImplementedError
+
+    def _step(self, loss: torch.Tensor) -> float:
+        self.opt.zero_grad()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.max_grad_norm)
+        self.opt.step()
+        self.updates += 1
+        return float(norm)
+
+    def minibatches(self, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+        order = rng.permutation(n)
+        size = self.cfg.minibatch_decisions
+        return [order[i:i + size] for i in range(0, n, size)]
+
+    @staticmethod
+    def select(ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """States, all legal move rows, segment ids and chosen-row positions of decisions ``idx``."""
+        counts = ro.offsets[idx + 1] - ro.offsets[idx]
+        rows = np.concatenate([np.arange(ro.offsets[i], ro.offsets[i + 1]) for i in idx])
+        seg = np.repeat(np.arange(len(idx)), counts)
+        starts = np.zeros(len(idx), dtype=np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        chosen = starts + ro.picks[idx]
+        return t(ro.states[idx]), t(ro.moves[rows]), t(seg), t(chosen)
+
+    def log_probs(self, ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(log-prob of the chosen move, entropy, states) under the current network."""
+        states, moves, seg, chosen = self.select(ro, idx)
+        logp_all = segment_log_softmax(self.net(states, moves, seg), seg, len(idx))
+        p = torch.exp(logp_all)
+        entropy = -torch.zeros(len(idx)).index_add_(0, seg, p * logp_all)
+        return logp_all[chosen], entropy, states
+
+    def chosen_q(self, ro: Rollout, idx: np.ndarray, net: torch.nn.Module | None = None) -> torch.Tensor:
+        """Q(s, a) of the chosen moves only (one row per decision)."""
+        net = net or self.net
+        rows = ro.chosen_rows()[idx]
+        seg = torch.arange(len(idx))
+        return net(t(ro.states[idx]), t(ro.moves[rows]), seg)
+
+    # --- checkpoints -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {"net": self.net.state_dict(), "opt": self.opt.state_dict(), "updates": self.updates,
+                "decisions_seen": self.decisions_seen}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.opt.load_state_dict(state["opt"])
+        self.updates = int(state["updates"])
+        self.decisions_seen = int(state["decisions_seen"])
+
+
+class OnPolicyValueLearner(Learner):
+    """Regress Q(s, a) of the moves taken on a target computed from the epoch's own games."""
+
+    behaviour_mode = "epsilon"
+
+    def targets(self, ro: Rollout) -> np.ndarray:
+        raise NotImplementedError
+
+    def update(self, ro: Rollout, rng: np.random.Generator) -> dict[str, float]:
+        self.decisions_seen += ro.size
+        target = self.targets(ro)
+        losses = []
+        for _ in range(self.cfg.update_epochs):
+            for idx in self.minibatches(ro.size, rng):
+                q = self.chosen_q(ro, idx)
+                loss = torch.mean((q - t(target[idx])) ** 2)
+                self._step(loss)
+                losses.append(float(loss))
+        return {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}

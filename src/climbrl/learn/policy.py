@@ -1,0 +1,77 @@
+"""A network as an agent: scores every legal move of a batch of decisions in one forward pass.
+
+Modes: ``sample`` (softmax over the legal moves' scores), ``greedy`` (argmax) and ``epsilon``
+(a uniform legal move with probability ``epsilon``, else the argmax). Random draws come from
+each seat's ``random.Random``, so games are reproducible. With ``record`` set, the last batch's
+encodings, choices and log-probabilities stay in :attr:`last` for the self-play collector.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from climbrl.agents.base import Agent, Decision
+from climbrl.learn.encoding import encode_decisions
+from climbrl.learn.network import ActionInNet
+
+MODES = ("sample", "greedy", "epsilon")
+
+
+class PolicyAgent(Agent):
+    def __init__(self, net: ActionInNet, mode: str = "greedy", epsilon: float = 0.0,
+                 name: str = "policy", record: bool = False) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.net = net
+        self.mode = mode
+        self.epsilon = epsilon
+        self.name = name
+        self.record = record
+        self.last: dict[str, Any] | None = None
+
+    def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
+        if not decisions:
+            return []
+        states, moves, offsets = encode_decisions(decisions)
+        counts = np.diff(offsets)
+        seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), counts))
+        with torch.no_grad():
+            scores = self.net(torch.from_numpy(states), torch.from_numpy(moves), seg).numpy()
+        picks = []
+        logps = np.zeros(len(decisions), dtype=np.float32)
+        for b, rng in enumerate(rngs):
+            lo, hi = offsets[b], offsets[b + 1]
+            row = scores[lo:hi].astype(np.float64)
+            u = rng.random()  # one draw per decision in every mode keeps the streams aligned
+            if self.mode == "sample":
+                p = np.exp(row - row.max())
+                p /= p.sum()
+                k = min(int(np.searchsorted(np.cumsum(p), u, side="right")), len(row) - 1)
+                logps[b] = np.log(max(p[k], 1e-30))
+            elif self.mode == "epsilon" and u < self.epsilon:
+                k = rng.randrange(len(row))
+            else:
+                k = int(np.argmax(row))
+            picks.append(k)
+        if self.record:
+            self.last = {"states": states, "moves": moves, "offsets": offsets,
+                         "picks": np.array(picks, dtype=np.int64), "logp": logps}
+        return picks
+
+    def act(self, decision: Decision, rng: random.Random) -> int:
+        return self.act_batch([decision], [rng])[0]
+
+
+def load_policy_agent(path: str | Path, mode: str = "greedy") -> PolicyAgent:
+    """A trained checkpoint as an agent (``checkpoint:PATH`` in the agent registry)."""
+    from climbrl.learn.checkpoint import load_network
+
+    net, meta = load_network(path)
+    torch.set_num_threads(1)
+    return PolicyAgent(net.eval(), mode=mode, name=f"checkpoint:{Path(path).name}")

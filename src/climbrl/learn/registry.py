@@ -1,0 +1,16 @@
+"""Learners by name."""
+
+from __future__ import annotations
+
+from climbrl.config import TrainConfig
+from climbrl.learn.learner import Learner
+
+
+def make_learner(cfg: TrainConfig) -> Learner:
+    from climbrl.learn.dqn import DQN
+    from climbrl.learn.mcq import MCQ
+    from climbrl.learn.ppo import PPO
+    from climbrl.learn.qlearning import QLearning
+    from climbrl.learn.sarsa import SARSA
+
+    return {"ppo": PPO, "mcq": MCQ, "sarsa": SARSA, "qlearning": QLearning, "dqn": DQN}[cfg.algo](cfg)

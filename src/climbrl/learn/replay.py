@@ -1,0 +1,140 @@
+"""Replay buffers for the off-policy learners: uniform and prioritized (proportional, sum tree).
+
+A transition is one decision of a seat and that seat's next decision: state, the chosen move's
+encoding, reward, done, next state and the encodings of all the next decision's legal moves
+(the target takes a max over them). Stored as float16 to halve the memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from climbrl.learn.encoding import MOVE_DIM, STATE_DIM
+from climbrl.learn.rollout import Rollout
+
+
+@dataclass
+class ReplaySample:
+    states: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    next_states: np.ndarray
+    next_moves: np.ndarray
+    next_offsets: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray  # importance-sampling weights (ones for uniform replay)
+
+
+class ReplayBuffer:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.states = np.zeros((capacity, STATE_DIM), dtype=np.float16)
+        self.actions = np.zeros((capacity, MOVE_DIM), dtype=np.float16)
+        self.rewards = np.zeros(capacity, dtype=np.float32)
+        self.dones = np.zeros(capacity, dtype=bool)
+        self.next_states = np.zeros((capacity, STATE_DIM), dtype=np.float16)
+        self.next_moves: list[np.ndarray | None] = [None] * capacity
+        self.pos = 0
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add_rollout(self, ro: Rollout) -> np.ndarray:
+        """Store every decision of ``ro`` as a transition; returns the slots written."""
+        nxt = ro.next_index()
+        chosen = ro.chosen_rows()
+        slots = np.empty(ro.size, dtype=np.int64)
+        for i in range(ro.size):
+            j = self.pos
+            slots[i] = j
+            self.states[j] = ro.states[i]
+            self.actions[j] = ro.moves[chosen[i]]
+            self.rewards[j] = ro.rewards[i]
+            self.dones[j] = ro.dones[i]
+            if nxt[i] >= 0:
+                n = nxt[i]
+                self.next_states[j] = ro.states[n]
+                self.next_moves[j] = ro.moves[ro.offsets[n]:ro.offsets[n + 1]].astype(np.float16)
+            else:
+                self.next_states[j] = 0
+                self.next_moves[j] = None
+            self.pos = (self.pos + 1) % self.capacity
+            self.size = min(self.size + 1, self.capacity)
+        return slots
+
+    def _gather(self, idx: np.ndarray, weights: np.ndarray) -> ReplaySample:
+        nm = [self.next_moves[i] for i in idx]
+        counts = np.array([0 if m is None else len(m) for m in nm], dtype=np.int64)
+        offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        parts = [m for m in nm if m is not None]
+        moves = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, MOVE_DIM), np.float32)
+        return ReplaySample(
+            self.states[idx].astype(np.float32), self.actions[idx].astype(np.float32),
+            self.rewards[idx], self.dones[idx], self.next_states[idx].astype(np.float32),
+            moves, offsets, idx, weights.astype(np.float32),
+        )
+
+    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4) -> ReplaySample:
+        idx = rng.integers(0, self.size, size=batch)
+        return self._gather(idx, np.ones(batch))
+
+    def update_priorities(self, idx: np.ndarray, td: np.ndarray) -> None:
+        """Uniform replay has no priorities."""
+
+
+class PrioritizedReplayBuffer(ReplayBuffer):
+    """Proportional prioritized replay (Schaul et al. 2016): P(i) ~ p_i^alpha, IS weights."""
+
+    def __init__(self, capacity: int, alpha: float = 0.6, eps: float = 1e-3) -> None:
+        super().__init__(capacity)
+        self.alpha = alpha
+        self.eps = eps
+        self.tree_size = 1
+        while self.tree_size < capacity:
+            self.tree_size *= 2
+        self.tree = np.zeros(2 * self.tree_size, dtype=np.float64)
+        self.max_priority = 1.0
+
+    def _set(self, i: int, p: float) -> None:
+        j = i + self.tree_size
+        self.tree[j] = p
+        j //= 2
+        while j >= 1:
+            self.tree[j] = self.tree[2 * j] + self.tree[2 * j + 1]
+            j //= 2
+
+    def add_rollout(self, ro: Rollout) -> np.ndarray:
+        slots = super().add_rollout(ro)
+        for s in slots:
+            self._set(int(s), self.max_priority ** self.alpha)
+        return slots
+
+    def _find(self, mass: float) -> int:
+        j = 1
+        while j < self.tree_size:
+            left = self.tree[2 * j]
+            if mass <= left:
+                j = 2 * j
+            else:
+                mass -= left
+                j = 2 * j + 1
+        return min(j - self.tree_size, self.size - 1)
+
+    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4) -> ReplaySample:
+        total = self.tree[1]
+        bounds = np.linspace(0.0, total, batch + 1)
+        masses = rng.uniform(bounds[:-1], bounds[1:])  # stratified
+        idx = np.array([self._find(m) for m in masses], dtype=np.int64)
+        probs = self.tree[idx + self.tree_size] / total
+        weights = (self.size * np.maximum(probs, 1e-12)) ** (-beta)
+        return self._gather(idx, weights / weights.max())
+
+    def update_priorities(self, idx: np.ndarray, td: np.ndarray) -> None:
+        for i, e in zip(idx, np.abs(td) + self.eps, strict=True):
+            self._set(int(i), float(e) ** self.alpha)
+            self.max_priority = max(self.max_priority, float(e))

@@ -1,0 +1,129 @@
+"""Self-play data: the learner's decisions from lockstep games, as flat arrays.
+
+The batched runner is the evaluation harness's :func:`~climbrl.evaluate.match.play_games`:
+many games advance in lockstep, each agent (the learner, frozen snapshots, rule agents) scores
+all of its waiting decisions in one call. :class:`Collector` listens to it and keeps what the
+learner's :class:`~climbrl.learn.policy.PolicyAgent` encoded and chose; :meth:`Collector.build`
+orders the decisions by game, seat and time and attaches rewards.
+
+Rewards: the seat's terminal return under the rules (rank rewards by default) at its last
+decision, or the card-count score / 13 with ``card_score_reward``; with ``reward_shaping``,
++0.05 at a decision where the seat leads after winning a trick and -0.02 at a decision where
+its last play in the current trick has been beaten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from climbrl.agents.base import Agent, Decision
+from climbrl.learn.policy import PolicyAgent
+
+LEAD_BONUS = 0.05
+BEATEN_PENALTY = 0.02
+
+
+@dataclass
+class Rollout:
+    """Decisions of the learner, ordered by game, seat and time."""
+
+    states: np.ndarray  # [D, STATE_DIM]
+    moves: np.ndarray  # [R, MOVE_DIM]
+    offsets: np.ndarray  # [D + 1] legal moves of decision d: rows offsets[d]:offsets[d + 1]
+    picks: np.ndarray  # [D] index of the chosen move among the decision's legal moves
+    logp: np.ndarray  # [D] behaviour log-probability (sampling policies)
+    rewards: np.ndarray  # [D] reward received after the decision
+    dones: np.ndarray  # [D] the seat's last decision of the game
+    games: int
+
+    @property
+    def size(self) -> int:
+        return len(self.picks)
+
+    def next_index(self) -> np.ndarray:
+        """Index of the same seat's next decision (-1 after its last one)."""
+        nxt = np.arange(1, self.size + 1, dtype=np.int64)
+        nxt[self.dones] = -1
+        return nxt
+
+    def chosen_rows(self) -> np.ndarray:
+        return self.offsets[:-1] + self.picks
+
+    def segments(self) -> np.ndarray:
+        return np.repeat(np.arange(self.size, dtype=np.int64), np.diff(self.offsets))
+
+    def discounted_returns(self, gamma: float) -> np.ndarray:
+        """Return of the rest of the game from each decision (discounted per own decision)."""
+        out = np.zeros(self.size, dtype=np.float32)
+        running = 0.0
+        for i in range(self.size - 1, -1, -1):
+            if self.dones[i]:
+                running = 0.0
+            running = self.rewards[i] + gamma * running
+            out[i] = running
+        return out
+
+
+def _shaping(d: Decision) -> float:
+    obs = d.observation
+    r = 0.0
+    if obs.leading and len(obs.history) > 0:  # it won the last trick
+        r += LEAD_BONUS
+    own = [i for i, (s, m) in enumerate(obs.trick) if s == obs.seat and m]
+    if own and any(m and s != obs.seat for s, m in obs.trick[own[-1] + 1:]):
+        r -= BEATEN_PENALTY
+    return r
+
+
+class Collector:
+    """Records the decisions of one learner agent during :func:`play_games`."""
+
+    def __init__(self, learner: PolicyAgent, shaping: bool = False) -> None:
+        self.learner = learner
+        self.shaping = shaping
+        self.chunks: list[dict] = []
+        self.index: dict[tuple[int, int], list[tuple[int, int, float]]] = {}
+
+    def __call__(self, agent: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
+        if agent is not self.learner:
+            return
+        assert agent.last is not None
+        c = len(self.chunks)
+        self.chunks.append(agent.last)
+        for b, (g, d) in enumerate(zip(gis, decisions, strict=True)):
+            bonus = _shaping(d) if self.shaping else 0.0
+            self.index.setdefault((g, d.seat), []).append((c, b, bonus))
+
+    def build(self, final_states: list, card_score: bool = False) -> Rollout:
+        states, moves, offsets, picks, logp, rewards, dones = [], [], [0], [], [], [], []
+        total = 0
+        for g, seat in sorted(self.index):
+            steps = self.index[(g, seat)]
+            st = final_states[g]
+            if card_score:
+                left = st.cards_left()
+                final = (sum(left) if st.winner == seat else -left[seat]) / 13.0
+            else:
+                final = st.returns()[seat]
+            for k, (c, b, bonus) in enumerate(steps):
+                ch = self.chunks[c]
+                states.append(ch["states"][b])
+                lo, hi = ch["offsets"][b], ch["offsets"][b + 1]
+                moves.append(ch["moves"][lo:hi])
+                total += hi - lo
+                offsets.append(total)
+                picks.append(ch["picks"][b])
+                logp.append(ch["logp"][b])
+                last = k == len(steps) - 1
+                rewards.append(bonus + (final if last else 0.0))
+                dones.append(last)
+        if not picks:
+            raise RuntimeError("the learner made no decision in these games")
+        return Rollout(
+            states=np.stack(states), moves=np.concatenate(moves), offsets=np.array(offsets, dtype=np.int64),
+            picks=np.array(picks, dtype=np.int64), logp=np.array(logp, dtype=np.float32),
+            rewards=np.array(rewards, dtype=np.float32), dones=np.array(dones, dtype=bool),
+            games=len(final_states),
+        )

@@ -1,0 +1,166 @@
+"""The training loop shared by every learner: self-play epochs, updates, evaluation, checkpoints.
+
+Each epoch plays ``games_per_epoch`` games in lockstep (the curriculum decides the seats), turns
+the learner's decisions into a :class:`~climbrl.learn.rollout.Rollout`, and updates. Every
+``eval_every`` epochs the greedy policy plays ``eval_games`` duplicate-dealt games against three
+copies of each evaluation opponent on a fixed deal set. After every epoch the checkpoint
+(learner, curriculum, history) is written atomically and the per-epoch CSV rewritten, so a
+killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
+would have produced: every random choice is derived from (seed, epoch, game, seat).
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from climbrl.config import TrainConfig
+from climbrl.evaluate.match import deal_seeds, play_games, run_match, seat_seed
+from climbrl.games.big2 import Big2Game
+from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.curriculum import Curriculum
+from climbrl.learn.learner import Learner
+from climbrl.learn.registry import make_learner
+from climbrl.learn.rollout import Collector
+
+CHECKPOINT = "checkpoint.pt"
+POLICY = "policy.pt"
+METRICS = "metrics.csv"
+
+
+def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
+    return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
+
+
+def run_epoch(cfg: TrainConfig, game: Big2Game, learner: Learner, curriculum: Curriculum,
+              epoch: int) -> dict[str, Any]:
+    start = time.perf_counter()
+    behaviour = learner.behaviour()
+    es = epoch_seed(cfg, epoch)
+    seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
+    seeds = deal_seeds(es, cfg.games_per_epoch)
+    seat_seeds = [[seat_seed(es, g, 0, s) for s in range(4)] for g in range(cfg.games_per_epoch)]
+    collector = Collector(behaviour, shaping=cfg.reward_shaping)
+    states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
+    rollout = collector.build(states, card_score=cfg.card_score_reward)
+    play_secs = time.perf_counter() - start
+    learner.progress = (epoch + 1) / cfg.epochs
+    stats = learner.update(rollout, np.random.default_rng([es, 2]))
+    curriculum.after_epoch(learner, cfg.games_per_epoch)
+    total_decisions = sum(len(s.moves) for s in states)
+    secs = time.perf_counter() - start
+    return {
+        "epoch": epoch + 1,
+        "games": cfg.games_per_epoch,
+        "learner_decisions": rollout.size,
+        "decisions": total_decisions,
+        "decisions_per_s": total_decisions / play_secs,
+        "play_seconds": play_secs,
+        "update_seconds": secs - play_secs,
+        "mean_return": float(np.mean(rollout.rewards[rollout.dones])),
+        **{f"loss/{k}": v for k, v in stats.items()},
+    }
+
+
+def evaluate_policy(cfg: TrainConfig, policy_path: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for opp in cfg.eval_opponents:
+        r = run_match(f"checkpoint:{policy_path}", [opp], rules=cfg.rules, games=cfg.eval_games,
+                      seed=cfg.eval_seed, workers=cfg.eval_workers)
+        out[f"win_rate/{opp}"] = r["win_rate"]
+        out[f"win_rate_low/{opp}"] = r["win_rate_low"]
+        out[f"win_rate_high/{opp}"] = r["win_rate_high"]
+        out[f"eval_games/{opp}"] = r["games"]
+        out[f"mean_reward/{opp}"] = r["mean_reward"]
+    return out
+
+
+def write_csv(history: list[dict[str, Any]], path: Path) -> None:
+    cols: list[str] = []
+    for row in history:
+        cols += [k for k in row if k not in cols]
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        w.writerows(history)
+    tmp.replace(path)
+
+
+def _check_resume(cfg: TrainConfig, state: dict[str, Any], path: Path) -> None:
+    saved = state.get("config", {})
+    for key in ("algo", "rules", "hidden", "seed", "curriculum", "games_per_epoch", "dueling"):
+        if saved.get(key) != getattr(cfg, key):
+            raise ckpt.CheckpointError(
+                f"{path} was trained with {key}={saved.get(key)!r}, this run has {key}={getattr(cfg, key)!r}"
+            )
+
+
+def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
+          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Train ``cfg.algo``; returns the summary (last evaluation, timings, history)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
+    learner = make_learner(cfg)
+    curriculum = Curriculum(cfg, learner)
+    history: list[dict[str, Any]] = []
+    start_epoch = 0
+    if resume and ckpt_path.exists():
+        state = ckpt.load(ckpt_path)
+        _check_resume(cfg, state, ckpt_path)
+        learner.load_state_dict(state["learner"])
+        curriculum.load_state_dict(state["curriculum"], learner.net)
+        torch.set_rng_state(state["torch_rng"])
+        history = list(state["history"])
+        start_epoch = int(state["epoch"])
+    elif ckpt_path.exists():
+        raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
+    game = Big2Game(cfg.rules)
+    started = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
+    for epoch in range(start_epoch, cfg.epochs):
+        row = run_epoch(cfg, game, learner, curriculum, epoch)
+        if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
+            t0 = time.perf_counter()
+            ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
+            row.update(evaluate_policy(cfg, policy_path))
+            row["eval_seconds"] = time.perf_counter() - t0
+        history.append(row)
+        ckpt.save_atomic({
+            "format": ckpt.FORMAT, "version": ckpt.VERSION, "algo": cfg.algo, "config": cfg.to_dict(),
+            "net_config": learner.net.config(), "epoch": epoch + 1, "learner": learner.state_dict(),
+            "curriculum": curriculum.state_dict(), "history": history, "torch_rng": torch.get_rng_state(),
+        }, ckpt_path)
+        ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
+        write_csv(history, csv_path)
+        if on_epoch:
+            on_epoch(row)
+        if bar is not None:
+            post = {"loss": next((f"{v:.3g}" for k, v in row.items() if k.startswith("loss/")), "")}
+            for k, v in row.items():
+                if k.startswith("win_rate/"):
+                    post[k.split("/")[1][:4]] = f"{v:.2f}"
+            bar.set_postfix(post)
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    evals = [r for r in history if any(k.startswith("win_rate/") for k in r)]
+    return {
+        "algo": cfg.algo, "epochs": cfg.epochs, "out": str(out),
+        "seconds_this_run": time.perf_counter() - started,
+        "train_seconds": sum(r["play_seconds"] + r["update_seconds"] for r in history),
+        "eval_seconds": sum(r.get("eval_seconds", 0.0) for r in history),
+        "final_eval": evals[-1] if evals else {},
+        "history": history,
+    }
