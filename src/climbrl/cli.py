@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
+from climbrl.config import ConfigError
 from climbrl.games.big2 import PRESETS, RulesError, get_rules
 from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
 
@@ -112,6 +113,50 @@ def cmd_baselines(args: argparse.Namespace) -> None:
     print(to_markdown(report) + f"({report['seconds']:.1f} s)")
 
 
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    import yaml
+
+    values: dict[str, Any] = {}
+    if args.config:
+        try:
+            loaded = yaml.safe_load(Path(args.config).read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise CliError(f"cannot read --config {args.config}: {e}") from None
+        if not isinstance(loaded, dict):
+            raise CliError(f"--config {args.config}: expected a mapping of train fields")
+        values.update(loaded)
+    for item in args.set or []:
+        key, eq, raw = item.partition("=")
+        if not eq:
+            raise CliError(f"--set {item!r}: expected KEY=VALUE")
+        values[key.strip()] = yaml.safe_load(raw)
+    for flag, key in (("rules", "rules"), ("epochs", "epochs"), ("games_per_epoch", "games_per_epoch"),
+                      ("seed", "seed"), ("curriculum", "curriculum"), ("eval_every", "eval_every"),
+                      ("eval_games", "eval_games"), ("eval_workers", "eval_workers")):
+        if getattr(args, flag) is not None:
+            values[key] = getattr(args, flag)
+    return values
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    from climbrl.config import train_config
+    from climbrl.learn.train import train
+
+    cfg = train_config(args.algo, **_overrides(args))  # validated before any work
+    out = args.out or f"runs/{cfg.algo}-seed{cfg.seed}"
+    res = train(cfg, out, resume=args.resume, progress=not args.no_progress)
+    summary = {k: v for k, v in res.items() if k != "history"}
+    lines = [f"{cfg.algo}: {cfg.epochs} epochs x {cfg.games_per_epoch} games in {res['train_seconds']:.0f} s "
+             f"(+ {res['eval_seconds']:.0f} s evaluation); checkpoint and metrics.csv in {out}"]
+    fe = res["final_eval"]
+    for opp in cfg.eval_opponents:
+        if f"win_rate/{opp}" in fe:
+            lines.append(f"  vs 3x {opp}: win rate {fe[f'win_rate/{opp}']:.3f} "
+                         f"[{fe[f'win_rate_low/{opp}']:.3f}, {fe[f'win_rate_high/{opp}']:.3f}] "
+                         f"(n={int(fe[f'eval_games/{opp}'])})")
+    _write_json(summary, None, args.json, "\n".join(lines))
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
     from climbrl.bench import bench_engine
 
@@ -180,6 +225,25 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("out", help="the .npz to write")
     cv.set_defaults(func=cmd_convert)
 
+    tr = sub.add_parser("train", help="train a learner by self-play (checkpoint + per-epoch CSV)")
+    tr.add_argument("--algo", required=True, help="ppo, mcq, sarsa, qlearning or dqn")
+    tr.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")
+    tr.add_argument("--epochs", type=int, default=None, help="default 100")
+    tr.add_argument("--games-per-epoch", type=int, default=None, help="default 200")
+    tr.add_argument("--seed", type=int, default=None)
+    tr.add_argument("--curriculum", default=None,
+                    help="self_play, checkpoint_self_play, fixed_opponents or opponent_pool")
+    tr.add_argument("--eval-every", type=int, default=None, help="epochs between evaluations (default 5)")
+    tr.add_argument("--eval-games", type=int, default=None, help="games per evaluation match (default 400)")
+    tr.add_argument("--eval-workers", type=int, default=None)
+    tr.add_argument("--config", help="YAML mapping of train fields (e.g. Optuna's best parameters)")
+    tr.add_argument("--set", action="append", metavar="KEY=VALUE", help="any train field, repeatable")
+    tr.add_argument("--out", help="output folder (default runs/ALGO-seedS)")
+    tr.add_argument("--resume", action="store_true", help="continue from the folder's checkpoint")
+    tr.add_argument("--no-progress", action="store_true")
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(func=cmd_train)
+
     bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
     bl.add_argument("--games", type=int, default=1000, help="games per match (multiple of 4)")
     bl.add_argument("--seed", type=int, default=0)
@@ -213,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (CliError, CardError, RulesError, ValueError, OSError, pickle.UnpicklingError) as e:
+    except (CliError, CardError, RulesError, ConfigError, ValueError, OSError, pickle.UnpicklingError) as e:
         print(f"climbrl {args.command}: error: {e}", file=sys.stderr)
         return 2
     return 0

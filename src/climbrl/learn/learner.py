@@ -113,5 +113,5 @@ class OnPolicyValueLearner(Learner):
                 q = self.chosen_q(ro, idx)
                 loss = torch.mean((q - t(target[idx])) ** 2)
                 self._step(loss)
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))
         return {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}

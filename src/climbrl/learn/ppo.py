@@ -54,6 +54,7 @@ class PPO(Learner):
                     stats["value_loss"].append(float(value_loss))
                     stats["entropy"].append(float(entropy.mean()))
                     stats["approx_kl"].append(float(torch.mean((ratio - 1) - torch.log(ratio))))
-                    stats["clip_frac"].append(float(torch.mean((torch.abs(ratio - 1) > self.cfg.clip).float())))
+                    clipped = (torch.abs(ratio - 1) > self.cfg.clip).float()
+                    stats["clip_frac"].append(float(clipped.mean()))
                     stats["ratio_mean"].append(float(ratio.mean()))
         return {k: float(np.mean(v)) for k, v in stats.items()}

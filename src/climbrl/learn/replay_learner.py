@@ -78,8 +78,8 @@ class ReplayLearner(Learner):
             self._step(loss)
             self.sync_target()
             self.buffer.update_priorities(s.indices, td.detach().numpy())
-            losses.append(float(loss))
-            qs.append(float(q.mean()))
+            losses.append(float(loss.detach()))
+            qs.append(float(q.detach().mean()))
         return {"loss": float(np.mean(losses)) if losses else float("nan"),
                 "q_mean": float(np.mean(qs)) if qs else float("nan"),
                 "epsilon": self.epsilon(), "buffer": float(len(self.buffer))}
