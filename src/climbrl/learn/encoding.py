@@ -24,7 +24,7 @@ index      meaning
 557        1 if the acting seat leads
 =========  ==================================================================================
 
-Move vector (``MOVE_DIM`` = 69, float32):
+Move vector (``MOVE_DIM`` = 72, float32):
 
 =========  ==================================================================================
 0-51       the cards played (mask)
@@ -34,6 +34,7 @@ Move vector (``MOVE_DIM`` = 69, float32):
 65         cards left in hand after the move / 13
 66         breaks a pair or triple          67  breaks a five-card structure
 68         1 for pass
+69-71      the hand left after the move: pairs / 6, five-card structures / 9, dead cards / 13
 =========  ==================================================================================
 """
 
@@ -49,7 +50,7 @@ from climbrl.agents.hand_structure import breaks, deciding_strength, hand_struct
 from climbrl.games.big2.combos import _CACHE, _popcount
 
 STATE_DIM = 558
-MOVE_DIM = 69
+MOVE_DIM = 72
 N_TYPES = 11
 
 
@@ -121,6 +122,10 @@ def encode_moves(hands, seg, masks, types, powers, t, out):
         m = masks[i]
         typ = types[i]
         out[i, 52 + typ] = 1.0
+        pairs, fives, dead = hand_structure(h & ~m, t)
+        out[i, 69] = pairs / 6.0
+        out[i, 70] = fives / 9.0
+        out[i, 71] = dead / 13.0
         if m == 0:
             out[i, 68] = 1.0
             out[i, 65] = _popcount(h) / 13.0
