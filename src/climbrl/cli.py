@@ -19,6 +19,7 @@ from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
 from climbrl.config import ConfigError
 from climbrl.games.big2 import PRESETS, RulesError, get_rules
 from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
+from climbrl.params import ParamsError
 
 
 class CliError(Exception):
@@ -157,6 +158,21 @@ def cmd_train(args: argparse.Namespace) -> None:
     _write_json(summary, None, args.json, "\n".join(lines))
 
 
+def cmd_tune(args: argparse.Namespace) -> None:
+    from climbrl.params import load_params
+    from climbrl.tune import run_study
+
+    params = load_params(args.params)
+    res = run_study(params.tune, rules=params.rules, algo=args.algo, trials=args.trials, storage=args.storage,
+                    study_name=args.study, best_yaml=args.best_out, track=not args.no_track,
+                    tracking=params.tracking)
+    text = (f"study {res['study']} ({res['storage']}): {res['trials']} trials, {res['complete']} complete, "
+            f"{res['pruned']} pruned")
+    if "best_value" in res:
+        text += f"; best win rate vs heuristic {res['best_value']:.3f} with {res['best_params']} -> {res['best_yaml']}"
+    _write_json(res, None, args.json, text)
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
     from climbrl.bench import bench_engine
 
@@ -244,6 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_train)
 
+    tu = sub.add_parser("tune", help="Optuna search of a learner's hyperparameters (resumable)")
+    tu.add_argument("--algo", default=None, help="learner (default: params.yaml tune.algo)")
+    tu.add_argument("--trials", type=int, default=None, help="total trials wanted (finished ones are kept)")
+    tu.add_argument("--storage", default=None, help="Optuna storage URL (default params.yaml: sqlite:///optuna.db)")
+    tu.add_argument("--study", default=None, help="study name")
+    tu.add_argument("--params", default="params.yaml", help="params file (its tune section: budget, seed)")
+    tu.add_argument("--best-out", default=None, help="YAML for the best parameters (default reports/tune/)")
+    tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
+    tu.add_argument("--json", action="store_true")
+    tu.set_defaults(func=cmd_tune)
+
     bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
     bl.add_argument("--games", type=int, default=1000, help="games per match (multiple of 4)")
     bl.add_argument("--seed", type=int, default=0)
@@ -277,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (CliError, CardError, RulesError, ConfigError, ValueError, OSError, pickle.UnpicklingError) as e:
+    except (CliError, CardError, RulesError, ConfigError, ParamsError, ValueError, OSError,
+            pickle.UnpicklingError) as e:
         print(f"climbrl {args.command}: error: {e}", file=sys.stderr)
         return 2
     return 0

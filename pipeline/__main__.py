@@ -1,0 +1,62 @@
+"""``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE]``
+
+Stages: seeds, train ALGO, evaluate ALGO, report, study (the whole chain as one flow).
+DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
+``CLIMBRL_PREFECT=0``), which calls the same stage function directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import pipeline  # noqa: F401  (environment defaults)
+from climbrl.params import ParamsError
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pipeline")
+    p.add_argument("stage", choices=["seeds", "train", "evaluate", "report", "study"])
+    p.add_argument("algo", nargs="?")
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--no-prefect", action="store_true")
+    p.add_argument("--no-track", action="store_true", help="do not log to MLflow")
+    args = p.parse_args(argv)
+    from pipeline import stages
+
+    try:
+        params = stages.params(args.params)  # validate everything before any work
+    except ParamsError as e:
+        print(f"params error: {e}", file=sys.stderr)
+        return 2
+    if args.stage in ("train", "evaluate") and args.algo not in params.train:
+        print(f"params error: {args.stage} needs a learner configured under train: "
+              f"{', '.join(params.learners())}", file=sys.stderr)
+        return 2
+    track = not args.no_track
+    start = time.perf_counter()
+    if args.no_prefect or os.environ.get("CLIMBRL_PREFECT") == "0":
+        if args.stage == "study":
+            print("the study stage is the parent Prefect flow: run it without --no-prefect", file=sys.stderr)
+            return 2
+        run = {"seeds": lambda: stages.make_seeds(params),
+               "train": lambda: stages.train_learner(params, args.algo, track=track),
+               "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track),
+               "report": lambda: stages.report(params, track=track)}[args.stage]
+        run()
+    else:
+        from pipeline import flows
+
+        {"seeds": lambda: flows.seeds_flow(args.params),
+         "train": lambda: flows.train_flow(args.algo, args.params, track),
+         "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
+         "report": lambda: flows.report_flow(args.params, track),
+         "study": lambda: flows.study_flow(args.params, track=track)}[args.stage]()
+    print(f"stage {args.stage} {args.algo or ''} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

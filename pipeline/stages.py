@@ -1,0 +1,123 @@
+"""The pipeline's stage logic as plain functions (tested without Prefect; the flows wrap them).
+
+Paths (relative to the repository root):
+  data/eval_seeds.json            versioned evaluation deal set (DVC-cached)
+  runs/<algo>/                    checkpoint.pt, policy.pt, metrics.csv (DVC-cached)
+  reports/curves/<algo>.csv       learning curves (DVC plots, committed)
+  reports/eval/<algo>.json        final evaluation against the baselines (committed)
+  reports/metrics.json            the headline numbers (DVC metrics, committed)
+  reports/report.md, .html        the generated report (committed)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from climbrl.params import Params, load_params
+
+SEEDS = Path("data/eval_seeds.json")
+RUNS = Path("runs")
+REPORTS = Path("reports")
+
+
+def make_seeds(params: Params, out: Path = SEEDS) -> Path:
+    from climbrl.evaluate.match import deal_seeds
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"seed": params.seeds.seed, "deals": deal_seeds(params.seeds.seed, params.seeds.deals)}))
+    return out
+
+
+def load_seeds(path: Path = SEEDS) -> list[int]:
+    data = json.loads(Path(path).read_text())
+    return [int(s) for s in data["deals"]]
+
+
+def write_curve(history: list[dict[str, Any]], path: Path) -> None:
+    """Learning curve for DVC plots: one row per evaluation, win rate and bounds per opponent."""
+    rows = [{k: v for k, v in r.items() if k == "epoch" or k.startswith(("win_rate", "loss/"))}
+            for r in history if any(k.startswith("win_rate/") for k in r)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols: list[str] = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols or ["epoch"])
+        w.writeheader()
+        w.writerows(rows)
+
+
+def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True) -> dict[str, Any]:
+    """Train one learner (resuming a killed run), write its curve, log it to MLflow."""
+    from climbrl.learn.train import train
+
+    if algo not in params.train:
+        raise ValueError(f"train.{algo}: not configured in params.yaml")
+    cfg = params.train[algo]
+    out = RUNS / algo
+    start = time.perf_counter()
+    res = train(cfg, out, resume=resume, progress=False)
+    res["wall_seconds"] = time.perf_counter() - start
+    write_curve(res["history"], REPORTS / "curves" / f"{algo}.csv")
+    timing = {"algo": algo, "train_seconds": res["train_seconds"], "eval_seconds": res["eval_seconds"],
+              "decisions": sum(r["decisions"] for r in res["history"]),
+              "decisions_per_s": sum(r["decisions"] for r in res["history"])
+              / max(1e-9, sum(r["play_seconds"] for r in res["history"]))}
+    (out / "timing.json").write_text(json.dumps(timing, indent=2))
+    if track:
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        tr.log_training(cfg.to_dict(), res["history"], out)
+    return res
+
+
+def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str, Any]:
+    """The trained policy against three copies of each baseline on the versioned deal set."""
+    from climbrl.evaluate.match import run_match
+
+    seeds = load_seeds()
+    policy = RUNS / algo / "policy.pt"
+    matches = [
+        run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
+                  workers=params.evaluate.workers, seeds=seeds)
+        for opp in params.evaluate.opponents
+    ]
+    for m in matches:
+        m["agent"] = algo
+    timing = json.loads((RUNS / algo / "timing.json").read_text()) if (RUNS / algo / "timing.json").exists() else {}
+    result = {"algo": algo, "rules": params.rules, "matches": matches, "timing": timing}
+    path = REPORTS / "eval" / f"{algo}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    if track:
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        tr.log_evaluation(algo, result, path)
+    return result
+
+
+def report(params: Params, track: bool = True) -> Path:
+    """The generated report (Markdown, self-contained HTML, PNG figures) and metrics.json."""
+    from climbrl.report import build_report
+
+    out = build_report(params, REPORTS, RUNS)
+    if track:
+        from climbrl import track as tr
+
+        metrics = json.loads((REPORTS / "metrics.json").read_text())
+        best = metrics.get("best_learner")
+        if best and (RUNS / best / "policy.pt").exists():
+            tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+            flat = {k: v for k, v in metrics.get("learners", {}).get(best, {}).items() if isinstance(v, float)}
+            tr.register_policy(RUNS / best / "policy.pt", params.tracking.register_model, best, flat)
+    return out
+
+
+def params(path: str = "params.yaml") -> Params:
+    return load_params(path)

@@ -1,0 +1,156 @@
+"""The typed schema of ``params.yaml``: every pipeline stage reads its parameters through here.
+
+The whole file is validated before any work starts; a bad value stops the run with a
+:class:`ParamsError` naming the key (``train.ppo.lr: must be positive, got -1``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from climbrl.config import ALGOS, ConfigError, TrainConfig, train_config
+from climbrl.games.big2.rules import PRESETS
+
+SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tune", "report", "tracking")
+
+
+class ParamsError(ValueError):
+    """A bad ``params.yaml``; the message names the key."""
+
+
+def _int(section: dict, key: str, where: str, low: int = 0) -> int:
+    v = section.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ParamsError(f"{where}.{key}: must be an integer >= {low}, got {v!r}")
+    return v
+
+
+def _str(section: dict, key: str, where: str) -> str:
+    v = section.get(key)
+    if not isinstance(v, str) or not v:
+        raise ParamsError(f"{where}.{key}: must be a non-empty string, got {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class SeedsParams:
+    deals: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    games: int
+    opponents: tuple[str, ...]
+    workers: int
+
+
+@dataclass(frozen=True)
+class TuneParams:
+    algo: str
+    trials: int
+    epochs: int
+    games_per_epoch: int
+    eval_every: int
+    eval_games: int
+    seed: int
+    storage: str
+    study: str
+    pruner: str
+
+
+@dataclass(frozen=True)
+class TrackingParams:
+    tracking_uri: str
+    experiment: str
+    register_model: str
+
+
+@dataclass(frozen=True)
+class Params:
+    rules: str
+    seeds: SeedsParams
+    train: dict[str, TrainConfig]
+    evaluate: EvaluateParams
+    tune: TuneParams
+    tracking: TrackingParams
+    raw: dict[str, Any] = field(repr=False)
+
+    def learners(self) -> list[str]:
+        return list(self.train)
+
+
+def _section(raw: dict, name: str) -> dict:
+    v = raw.get(name, {})
+    if not isinstance(v, dict):
+        raise ParamsError(f"{name}: must be a mapping, got {type(v).__name__}")
+    return v
+
+
+def parse_params(raw: dict[str, Any]) -> Params:
+    if not isinstance(raw, dict):
+        raise ParamsError("params.yaml must be a mapping of sections")
+    for key in raw:
+        if key not in SECTIONS:
+            raise ParamsError(f"{key}: unknown section (sections: {', '.join(SECTIONS)})")
+    rules = raw.get("rules", "paper")
+    if rules not in PRESETS:
+        raise ParamsError(f"rules: unknown rules preset {rules!r} (presets: {', '.join(PRESETS)})")
+    s = _section(raw, "seeds")
+    seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"))
+    t = _section(raw, "train")
+    common = t.get("common", {})
+    if not isinstance(common, dict):
+        raise ParamsError("train.common: must be a mapping")
+    train: dict[str, TrainConfig] = {}
+    for algo, values in t.items():
+        if algo == "common":
+            continue
+        if algo not in ALGOS:
+            raise ParamsError(f"train.{algo}: unknown learner (learners: {', '.join(ALGOS)})")
+        if not isinstance(values, dict):
+            raise ParamsError(f"train.{algo}: must be a mapping")
+        try:
+            train[algo] = train_config(algo, rules=rules, **{**common, **(values or {})})
+        except ConfigError as e:
+            key = str(e).split(":", 1)
+            field_name = key[0].removeprefix("train.")
+            where = f"train.{algo}" if field_name in values else "train.common"
+            raise ParamsError(f"{where}.{field_name}:{key[1]}") from None
+    e = _section(raw, "evaluate")
+    opponents = e.get("opponents", ["random", "greedy", "heuristic"])
+    if not isinstance(opponents, list) or not opponents:
+        raise ParamsError("evaluate.opponents: must be a non-empty list of agents")
+    evaluate = EvaluateParams(_int(e, "games", "evaluate", 4), tuple(opponents), _int(e, "workers", "evaluate", 1))
+    if evaluate.games % 4:
+        raise ParamsError(f"evaluate.games: must be a multiple of 4, got {evaluate.games}")
+    u = _section(raw, "tune")
+    tune = TuneParams(
+        algo=_str(u, "algo", "tune"), trials=_int(u, "trials", "tune", 1), epochs=_int(u, "epochs", "tune", 1),
+        games_per_epoch=_int(u, "games_per_epoch", "tune", 1), eval_every=_int(u, "eval_every", "tune", 1),
+        eval_games=_int(u, "eval_games", "tune", 4), seed=_int(u, "seed", "tune"),
+        storage=_str(u, "storage", "tune"), study=_str(u, "study", "tune"), pruner=_str(u, "pruner", "tune"),
+    )
+    if tune.algo not in ALGOS:
+        raise ParamsError(f"tune.algo: unknown learner {tune.algo!r}")
+    if tune.pruner not in ("median", "none"):
+        raise ParamsError(f"tune.pruner: must be 'median' or 'none', got {tune.pruner!r}")
+    k = _section(raw, "tracking")
+    tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
+                              _str(k, "register_model", "tracking"))
+    return Params(rules, seeds, train, evaluate, tune, tracking, raw)
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    path = Path(path)
+    if not path.exists():
+        raise ParamsError(f"{path}: not found")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{path}: not valid YAML: {e}") from None
+    return parse_params(raw or {})

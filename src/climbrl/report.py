@@ -1,0 +1,224 @@
+"""Generated reports: reports/report.md, a self-contained reports/report.html (figures embedded,
+no network needed to view it), PNG figures and reports/metrics.json. Never hand-written."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from climbrl.params import Params
+
+
+def _read_curve(path: Path) -> list[dict[str, float]]:
+    with open(path) as f:
+        return [{k: float(v) for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(f)]
+
+
+def _plot_curves(curves: dict[str, list[dict[str, float]]], opponents: tuple[str, ...], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for opp in opponents:
+        fig, ax = plt.subplots(figsize=(6.4, 4))
+        for algo, rows in curves.items():
+            pts = [r for r in rows if f"win_rate/{opp}" in r]
+            if not pts:
+                continue
+            x = [r["epoch"] for r in pts]
+            ax.plot(x, [r[f"win_rate/{opp}"] for r in pts], label=algo)
+            ax.fill_between(x, [r[f"win_rate_low/{opp}"] for r in pts], [r[f"win_rate_high/{opp}"] for r in pts],
+                            alpha=0.2)
+        ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("win rate (95% CI)")
+        ax.set_title(f"against three {opp} players")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8)
+        p = out / f"curve_{opp}.png"
+        fig.tight_layout()
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        paths.append(p)
+    return paths
+
+
+def _plot_final(finals: dict[str, dict[str, dict[str, Any]]], opponents: tuple[str, ...], out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    algos = list(finals)
+    width = 0.8 / max(1, len(opponents))
+    for j, opp in enumerate(opponents):
+        xs = [i + j * width for i in range(len(algos))]
+        rates = [finals[a][opp]["win_rate"] for a in algos]
+        lo = [finals[a][opp]["win_rate"] - finals[a][opp]["win_rate_low"] for a in algos]
+        hi = [finals[a][opp]["win_rate_high"] - finals[a][opp]["win_rate"] for a in algos]
+        ax.bar(xs, rates, width, yerr=[lo, hi], capsize=3, label=f"vs 3x {opp}")
+    ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+    ax.set_xticks([i + width * (len(opponents) - 1) / 2 for i in range(len(algos))], algos)
+    ax.set_ylabel("final win rate (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    p = out / "final_win_rates.png"
+    fig.tight_layout()
+    fig.savefig(p, dpi=100)
+    plt.close(fig)
+    return p
+
+
+def _optuna_section(params: Params) -> tuple[list[str], dict[str, Any]]:
+    """Best trials and parameter importances of the configured study, when it exists."""
+    storage = params.tune.storage
+    if storage.startswith("sqlite:///") and not Path(storage.removeprefix("sqlite:///")).exists():
+        return [], {}
+    try:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        study = optuna.load_study(study_name=params.tune.study, storage=storage)
+    except Exception:  # no such study yet
+        return [], {}
+    done = [t for t in study.trials if t.state.name == "COMPLETE"]
+    if not done:
+        return [], {}
+    lines = [f"## Hyperparameter search ({params.tune.study})", "",
+             f"{len(study.trials)} trials ({len(done)} complete, "
+             f"{sum(t.state.name == 'PRUNED' for t in study.trials)} pruned); objective: win rate against "
+             "three heuristic players at the reduced budget.", "",
+             "| trial | win rate | parameters |", "|---|---|---|"]
+    for t in sorted(done, key=lambda t: -(t.value or 0))[:5]:
+        lines.append(f"| {t.number} | {t.value:.3f} | {', '.join(f'{k}={v:.3g}' for k, v in t.params.items())} |")
+    info: dict[str, Any] = {"best_value": study.best_value, "best_params": study.best_params}
+    if len(done) >= 2:
+        try:
+            imp = optuna.importance.get_param_importances(study)
+            lines += ["", "Parameter importances: " + ", ".join(f"{k} {v:.2f}" for k, v in imp.items())]
+            info["importances"] = imp
+        except Exception:
+            pass
+    return lines + [""], info
+
+
+def build_report(params: Params, reports: Path, runs: Path) -> Path:
+    figs = reports / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
+    opponents = params.evaluate.opponents
+    evals: dict[str, dict[str, Any]] = {}
+    for algo in params.learners():
+        p = reports / "eval" / f"{algo}.json"
+        if p.exists():
+            evals[algo] = json.loads(p.read_text())
+    curves = {a: _read_curve(reports / "curves" / f"{a}.csv") for a in params.learners()
+              if (reports / "curves" / f"{a}.csv").exists()}
+    finals = {a: {m["opponents"][0]: m for m in e["matches"]} for a, e in evals.items()}
+    metrics: dict[str, Any] = {"rules": params.rules, "learners": {}}
+    for algo, by_opp in finals.items():
+        m = metrics["learners"][algo] = {}
+        for opp, r in by_opp.items():
+            for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate"):
+                m[f"{k}/{opp}"] = r[k]
+            m[f"games/{opp}"] = r["games"]
+        timing = evals[algo].get("timing", {})
+        for k in ("train_seconds", "eval_seconds", "decisions_per_s"):
+            if k in timing:
+                m[k] = timing[k]
+    if finals:
+        metrics["best_learner"] = max(
+            finals, key=lambda a: sum(finals[a][o]["win_rate"] for o in finals[a]) / len(finals[a]))
+    figure_paths = _plot_curves(curves, opponents, figs) if curves else []
+    if finals:
+        figure_paths.append(_plot_final(finals, opponents, figs))
+    optuna_lines, optuna_info = _optuna_section(params)
+    if optuna_info:
+        metrics["tune"] = {k: v for k, v in optuna_info.items() if k != "importances"}
+
+    md = [f"# {params.raw.get('report', {}).get('title', 'climbrl report')}", "",
+          f"Rules: `{params.rules}`. Every learner: {_budget(params)}. Final evaluation: each "
+          f"learner's greedy policy against three copies of each baseline, {params.evaluate.games} games "
+          f"({params.evaluate.games // 4} versioned deals x 4 seats); win rates with 95% Wilson intervals; "
+          "normalized = win rate / 0.25 (random play = 1.0). Generated by `dvc repro` (stage `report`).", ""]
+    if finals:
+        md += ["## Final comparison", "", "| learner | " + " | ".join(f"vs 3x {o}" for o in opponents) +
+               " | normalized (" + ", ".join(opponents) + ") | training time | decisions/s |",
+               "|---|" + "---|" * len(opponents) + "---|---|---|"]
+        for algo in finals:
+            cells = []
+            for o in opponents:
+                r = finals[algo][o]
+                ci = f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
+                cells.append(f"{r['win_rate']:.3f} {ci} (n={r['games']})")
+            norm = ", ".join(f"{finals[algo][o]['normalized_win_rate']:.2f}" for o in opponents)
+            t = evals[algo].get("timing", {})
+            secs = t.get("train_seconds", math.nan) + t.get("eval_seconds", 0.0)
+            md.append(f"| {algo} | " + " | ".join(cells) + f" | {norm} | {secs / 60:.1f} min | "
+                      f"{t.get('decisions_per_s', math.nan):,.0f} |")
+        md += ["", f"Best learner (mean win rate over the baselines): **{metrics['best_learner']}**.", ""]
+    baselines = reports / "baselines.md"
+    if baselines.exists():
+        md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
+    md += ["## Figures", ""] + [f"![{p.stem}](figures/{p.name})" for p in figure_paths] + [""]
+    md += optuna_lines
+    md += ["## Not yet in this report", "", "The round-robin tournament and the ablations (entropy, "
+           "curriculum) arrive with their own stages.", ""]
+    (reports / "report.md").write_text("\n".join(md))
+    (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))
+    return reports / "report.md"
+
+
+def _budget(params: Params) -> str:
+    c = next(iter(params.train.values()), None)
+    if c is None:
+        return "no learners configured"
+    return (f"{c.epochs} epochs x {c.games_per_epoch} self-play games ({c.curriculum}), evaluated every "
+            f"{c.eval_every} epochs with {c.eval_games} games against each of {', '.join(c.eval_opponents)}")
+
+
+def _html(markdown: str, figures: list[Path], params: Params) -> str:
+    """A minimal Markdown-to-HTML rendering (headings, tables, paragraphs) with embedded PNGs."""
+    body: list[str] = []
+    table: list[list[str]] = []
+
+    def flush_table() -> None:
+        if table:
+            head, *rows = table
+            body.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"
+                        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+                        + "</table>")
+            table.clear()
+
+    images = {p.name: base64.b64encode(p.read_bytes()).decode() for p in figures}
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if not all(set(c) <= {"-", ":"} for c in cells):
+                table.append(cells)
+            continue
+        flush_table()
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            body.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
+        elif line.startswith("![") and "(figures/" in line:
+            name = line.split("(figures/")[1].rstrip(")")
+            if name in images:
+                body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{images[name]}"></p>')
+        elif line.strip():
+            body.append(f"<p>{html.escape(line)}</p>")
+    flush_table()
+    title = html.escape(params.raw.get("report", {}).get("title", "climbrl report"))
+    style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;"
+             "font-size:13px}img{max-width:100%}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title><style>{style}</style>"
+            f"</head><body>{''.join(body)}</body></html>\n")

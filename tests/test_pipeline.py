@@ -1,0 +1,170 @@
+"""The pipeline: params schema, stage functions (without Prefect), MLflow records, Optuna
+studies, the report, the CI regression gate, and one Prefect flow on a 2-worker Dask cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from pipeline import regression, stages
+
+from climbrl.params import ParamsError, load_params, parse_params
+
+REPO = Path(__file__).resolve().parents[1]
+
+SMALL = {
+    "rules": "paper",
+    "seeds": {"deals": 40, "seed": 1},
+    "train": {
+        "common": {"epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16, "hidden": 32,
+                   "minibatch_decisions": 64, "batch_size": 32, "updates_per_epoch": 3,
+                   "eval_opponents": ["random", "greedy"]},
+        "ppo": {},
+        "qlearning": {"target_sync": 2},
+    },
+    "evaluate": {"games": 16, "opponents": ["random", "greedy"], "workers": 1},
+    "tune": {"algo": "ppo", "trials": 2, "epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"},
+    "report": {"title": "small study"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "test", "register_model": "test-best"},
+}
+
+
+def test_the_repository_params_are_valid() -> None:
+    p = load_params(REPO / "params.yaml")
+    assert p.learners() == ["ppo", "mcq", "sarsa", "qlearning", "dqn"]
+    assert all(c.epochs == 100 and c.games_per_epoch == 200 and c.eval_every == 5 and c.eval_games == 400
+               for c in p.train.values())
+    assert p.train["dqn"].double and p.train["dqn"].prioritized and not p.train["qlearning"].double
+
+
+@pytest.mark.parametrize(
+    "path,value,message",
+    [
+        (("train", "ppo", "lr"), -1.0, "train.ppo.lr: must be positive"),
+        (("train", "common", "epochs"), 0, "train.common.epochs"),
+        (("train", "ppo", "epsilon"), 2.0, "train.ppo.epsilon"),
+        (("rules",), "hk", "rules: unknown rules preset"),
+        (("evaluate", "games"), 10, "evaluate.games"),
+        (("tune", "pruner"), "hyperband", "tune.pruner"),
+        (("seeds", "deals"), "many", "seeds.deals"),
+    ],
+)
+def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
+    raw = json.loads(json.dumps(SMALL))
+    node = raw
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    with pytest.raises(ParamsError, match=message):
+        parse_params(raw)
+    raw = json.loads(json.dumps(SMALL))
+    raw["train"]["a2c"] = {}
+    with pytest.raises(ParamsError, match="train.a2c: unknown learner"):
+        parse_params(raw)
+
+
+@pytest.fixture()
+def study_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(SMALL))
+    return tmp_path
+
+
+def test_stages_end_to_end_with_tracking(study_dir) -> None:
+    p = load_params("params.yaml")
+    stages.make_seeds(p)
+    assert len(stages.load_seeds()) == 40
+    for algo in ("ppo", "qlearning"):
+        stages.train_learner(p, algo)
+        stages.evaluate_learner(p, algo)
+    stages.report(p)
+    metrics = json.loads(Path("reports/metrics.json").read_text())
+    assert set(metrics["learners"]) == {"ppo", "qlearning"}
+    assert metrics["learners"]["ppo"]["games/random"] == 16
+    assert metrics["best_learner"] in ("ppo", "qlearning")
+    md = Path("reports/report.md").read_text()
+    assert "Final comparison" in md and "(n=16)" in md
+    page = Path("reports/report.html").read_text()
+    assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
+    assert sorted(f.name for f in Path("reports/figures").iterdir()) == [
+        "curve_greedy.png", "curve_random.png", "final_win_rates.png"]
+    assert Path("reports/curves/ppo.csv").read_text().startswith("epoch,")
+
+    import mlflow
+
+    mlflow.set_tracking_uri("sqlite:///mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["test"])
+    train_runs = runs[runs["tags.stage"] == "train"]
+    assert set(train_runs["tags.algo"]) == {"ppo", "qlearning"}
+    assert train_runs["tags.git_commit"].notna().all() and train_runs["tags.params_hash"].notna().all()
+    assert "metrics.win_rate/random" in runs.columns
+    client = mlflow.tracking.MlflowClient()
+    assert client.get_registered_model("test-best").name == "test-best"
+    history = client.get_metric_history(train_runs.iloc[0]["run_id"], "win_rate/random")
+    assert [m.step for m in history] == [1, 2]
+
+
+def test_training_stage_resumes_a_killed_run(study_dir) -> None:
+    p = load_params("params.yaml")
+    from climbrl.learn.train import train
+
+    cfg = p.train["ppo"]
+    import dataclasses
+
+    train(dataclasses.replace(cfg, epochs=1), "runs/ppo", progress=False)
+    res = stages.train_learner(p, "ppo", track=False)
+    assert [r["epoch"] for r in res["history"]] == [1, 2]
+
+
+def test_optuna_study_is_resumable_and_writes_best_params(study_dir) -> None:
+    from climbrl.cli import main
+    from climbrl.tune import run_study
+
+    p = load_params("params.yaml")
+    first = run_study(p.tune, trials=2, track=True, tracking=p.tracking)
+    assert first["trials"] == 2
+    again = run_study(p.tune, trials=3, track=False)
+    assert again["trials"] == 3  # the two finished trials were kept, one more ran
+    best = yaml.safe_load(Path(again["best_yaml"]).read_text())
+    assert set(best) == {"lr", "ent_coef"}
+    assert main(["train", "--algo", "ppo", "--config", again["best_yaml"], "--epochs", "1",
+                 "--games-per-epoch", "4", "--eval-every", "0", "--set", "hidden=16", "--out", "runs/best",
+                 "--no-progress"]) == 0
+    import mlflow
+
+    mlflow.set_tracking_uri("sqlite:///mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["test"])
+    assert (runs["tags.mlflow.parentRunId"].notna()).sum() == 2  # each trial a nested run
+
+
+def test_regression_gate_fails_a_weakened_agent() -> None:
+    spec = regression.load_floors()
+    spec["evaluate"]["games"] = 200
+    results = regression.evaluate_agent("random", spec)  # a learner that acts at random
+    failures = regression.gate(results, spec["floors"])
+    assert len(failures) == len(spec["floors"]), results
+    strong = regression.evaluate_agent("heuristic", spec)
+    assert regression.gate(strong, spec["floors"]) == []
+
+
+def test_dvc_yaml_declares_the_study(tmp_path) -> None:
+    dvc = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    st = dvc["stages"]
+    assert {"seeds", "train", "evaluate", "report"} <= set(st)
+    assert st["train"]["foreach"] == ["ppo", "mcq", "sarsa", "qlearning", "dqn"]
+    assert "train.${item}" in st["train"]["do"]["params"]
+    assert st["report"]["metrics"] == [{"reports/metrics.json": {"cache": False}}]
+
+
+def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> None:
+    from pipeline.flows import train_many_flow
+
+    configs = [{"algo": "ppo", "epochs": 1, "games_per_epoch": 4, "eval_every": 0, "hidden": 16},
+               {"algo": "mcq", "epochs": 1, "games_per_epoch": 4, "eval_every": 0, "hidden": 16}]
+    res = train_many_flow(configs, str(tmp_path), task_runner="dask")
+    assert [r["algo"] for r in res] == ["ppo", "mcq"] and all(r["epochs"] == 1 for r in res)
+    assert (tmp_path / "0-ppo" / "policy.pt").exists() and (tmp_path / "1-mcq" / "policy.pt").exists()
