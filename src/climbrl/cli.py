@@ -173,6 +173,18 @@ def cmd_tune(args: argparse.Namespace) -> None:
     _write_json(res, None, args.json, text)
 
 
+def cmd_play(args: argparse.Namespace) -> None:
+    from climbrl.play import play
+
+    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    if len(opponents) == 1:
+        opponents *= 3
+    if len(opponents) != 3:
+        raise CliError("--opponents takes one agent (three copies) or three")
+    rules = args.rules or ("charlesworth" if any(o.startswith("charlesworth") for o in opponents) else "paper")
+    play(rules, tuple(opponents), seat=args.seat, seed=args.seed, hints=args.hints)
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
     from climbrl.bench import bench_engine
 
@@ -270,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
+
+    pl = sub.add_parser("play", help="play a game in the terminal against three agents")
+    pl.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")
+    pl.add_argument("--opponents", default="heuristic", help="one agent (three copies) or three, comma-separated")
+    pl.add_argument("--seat", type=int, default=0)
+    pl.add_argument("--seed", type=int, default=0, help="the deal")
+    pl.add_argument("--hints", default=None, help="show this agent's probabilities for your moves")
+    pl.set_defaults(func=cmd_play)
 
     bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
     bl.add_argument("--games", type=int, default=1000, help="games per match (multiple of 4)")

@@ -1,0 +1,60 @@
+"""``climbrl play`` driven end to end with scripted input."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+from climbrl.play import play
+
+
+def scripted(lines):
+    it = iter(lines)
+
+    def ask(prompt: str) -> str:
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError from None
+
+    return ask
+
+
+def test_a_whole_game_with_bad_input_along_the_way() -> None:
+    out: list[str] = []
+    answers = itertools.chain(["XX", "99", "3D 3D", "2S 2H 2D 2C 3S"], itertools.repeat("0"))
+    returns = play("paper", ("greedy", "heuristic", "random"), seat=2, seed=5, ask=scripted(answers),
+                   out=out.append)
+    assert returns is not None and abs(sum(returns)) < 1e-9
+    text = "\n".join(out)
+    assert "not understood: invalid card 'XX'" in text
+    assert "no move number 99" in text
+    assert "duplicate card '3D'" in text
+    assert "you do not hold" in text or "is not a legal move here" in text
+    assert "game over:" in text and "your hand:" in text and "to beat:" in text
+
+
+def test_typed_cards_and_pass_are_moves() -> None:
+    out: list[str] = []
+    # deal 4: seat 0 holds 3C and leads, so "pass" is refused; then "3C" is typed as cards
+    answers = itertools.chain(["pass", "3C"], itertools.repeat("0"))
+    play("paper", ("heuristic",) * 3, seat=0, seed=4, ask=scripted(answers), out=out.append)
+    text = "\n".join(out)
+    assert "you lead this trick: you cannot pass" in text
+    assert "trick: you: 3C" in text
+    assert "game over" in text
+
+
+def test_hints_show_probabilities_and_quit_leaves() -> None:
+    out: list[str] = []
+    assert play("charlesworth", ("random",) * 3, seat=1, seed=2, hints="charlesworth",
+                ask=scripted(["quit"]), out=out.append) is None
+    assert any(line.rstrip().endswith("%") for line in out)
+    assert out[-1] == "you left the game"
+
+
+def test_cli_play_reads_stdin() -> None:
+    proc = subprocess.run([sys.executable, "-m", "climbrl.cli", "play", "--seed", "4", "--opponents", "greedy"],
+                          input="0\n" * 200, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "game over" in proc.stdout
