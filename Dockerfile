@@ -3,7 +3,9 @@ FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git make && rm -rf /var/lib/apt/lists/*
 WORKDIR /climbrl
 ENV DVC_NO_ANALYTICS=1 MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true \
-    PREFECT_SERVER_ANALYTICS_ENABLED=false PIP_NO_CACHE_DIR=1
+    PREFECT_SERVER_ANALYTICS_ENABLED=false PIP_NO_CACHE_DIR=1 \
+    CLIMBRL_EXTERNAL=/shared/external
+# The public agent's data is mounted, never copied: docker run -v $PWD/../shared:/shared:ro climbrl
 COPY pyproject.toml README.md ./
 COPY src ./src
 # torch 2.13.0 from the CPU index keeps the image small (no CUDA build).
