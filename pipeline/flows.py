@@ -1,5 +1,5 @@
 """Prefect flows: one per stage, and the parent flow that chains them (seeds -> train every
-learner -> evaluate every learner -> report). Stage logic lives in :mod:`pipeline.stages`.
+learner -> evaluate every learner -> tournament -> report). Stage logic lives in :mod:`pipeline.stages`.
 
 Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow()``). Without
 ``PREFECT_API_URL`` Prefect starts a temporary local server for the process; with it, the
@@ -35,6 +35,17 @@ def train_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
 def evaluate_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
     return stages.evaluate_learner(stages.params(params_path), algo, track=track)
+
+
+@task(name="tournament", retries=1, retry_delay_seconds=5)
+def tournament_task(params_path: str, track: bool = True) -> dict[str, Any]:
+    res = stages.tournament(stages.params(params_path), track=track)
+    return {"games": res["games"], "leaderboard": res["leaderboard"]}
+
+
+@flow(name="tournament")
+def tournament_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
+    return tournament_task(params_path, track)
 
 
 @task(name="report")
@@ -84,7 +95,8 @@ def study_flow(params_path: str = "params.yaml", learners: list[str] | None = No
         seeds = seeds_task.submit(params_path)
         trained = {a: train_task.submit(params_path, a, track, wait_for=[seeds]) for a in algos}
         evaluated = {a: evaluate_task.submit(params_path, a, track, wait_for=[trained[a]]) for a in algos}
-        report = report_task.submit(params_path, track, wait_for=list(evaluated.values()))
+        tour = tournament_task.submit(params_path, track, wait_for=list(evaluated.values()))
+        report = report_task.submit(params_path, track, wait_for=[tour])
         return {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
 
     return _study()

@@ -102,6 +102,34 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
     return result
 
 
+def tournament(params: Params, track: bool = True) -> dict[str, Any]:
+    """Every trained learner and the rule agents in one balanced round-robin."""
+    from climbrl.evaluate.tournament import plot_pairwise, run_tournament
+
+    t = params.raw.get("tournament", {})
+    rule_agents = t.get("rule_agents", ["random", "greedy", "heuristic", "aggressive", "conservative"])
+    learners = [f"{a}=checkpoint:{RUNS / a / 'policy.pt'}" for a in params.learners()
+                if (RUNS / a / "policy.pt").exists()]
+    res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
+                         seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)))
+    out = REPORTS / "tournament.json"
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    plot_pairwise(res, str(REPORTS / "tournament_pairwise.png"))
+    if track:
+        import mlflow
+
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        with mlflow.start_run(run_name="tournament"):
+            for r in res["leaderboard"]:
+                mlflow.log_metric(f"ordinal/{r['participant']}", r["ordinal"])
+                mlflow.log_metric(f"win_rate/{r['participant']}", r["win_rate"])
+            mlflow.set_tags({"stage": "tournament", "git_commit": tr.git_commit()})
+            mlflow.log_artifact(str(out))
+    return res
+
+
 def report(params: Params, track: bool = True) -> Path:
     """The generated report (Markdown, self-contained HTML, PNG figures) and metrics.json."""
     from climbrl.report import build_report

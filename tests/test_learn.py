@@ -336,3 +336,17 @@ def test_policy_agent_modes() -> None:
     with pytest.raises(ValueError, match="mode"):
         PolicyAgent(net, mode="soft")
     assert parse_mask("3D") == 1
+
+
+def test_dueling_advantages_learn_from_replay() -> None:
+    """Regression: with one move per state the dueling mean cancels the advantage and only V
+    learns; the update must average over every legal move of the state."""
+    learner = make_learner(small("dqn", updates_per_epoch=20, batch_size=8, prioritized=False, lr=1e-3))
+    ro = rollout([0.0, 1.0] * 8, [False, True] * 8)
+    out_before = learner.net.out.weight.detach().clone()
+    learner.update(ro, np.random.default_rng(0))
+    assert not torch.equal(out_before, learner.net.out.weight), "the advantage stream got no gradient"
+    s = learner.buffer.sample(8, np.random.default_rng(1))
+    assert torch.allclose(learner.q_chosen(s), learner.net(
+        torch.from_numpy(s.states), torch.from_numpy(s.moves),
+        torch.from_numpy(np.repeat(np.arange(8), np.diff(s.offsets))))[torch.from_numpy(s.chosen)])

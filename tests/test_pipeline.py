@@ -168,3 +168,46 @@ def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> No
     res = train_many_flow(configs, str(tmp_path), task_runner="dask")
     assert [r["algo"] for r in res] == ["ppo", "mcq"] and all(r["epochs"] == 1 for r in res)
     assert (tmp_path / "0-ppo" / "policy.pt").exists() and (tmp_path / "1-mcq" / "policy.pt").exists()
+
+
+def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
+    from collections import Counter
+
+    from climbrl.evaluate.tournament import schedule, summarize
+
+    games = schedule(5, deals=1)
+    assert len(games) == 5 * 24  # C(5, 4) groups x 6 cyclic orders x 4 rotations
+    rel = Counter()
+    seat = Counter()
+    for seats, _ in games:
+        for s, p in enumerate(seats):
+            seat[(p, s)] += 1
+            for k in (1, 2, 3):
+                rel[(p, seats[(s + k) % 4], k)] += 1
+    assert len(set(seat.values())) == 1  # every participant equally often in every seat
+    assert len(set(rel.values())) == 1  # every pair equally often next / across / before
+    # a rock-paper-scissors record: A ahead of B, B ahead of C, C ahead of A, D always last
+    rec = []
+    for order in (["A", "B", "C", "D"], ["B", "C", "A", "D"], ["C", "A", "B", "D"]) * 30:
+        idx = ["A", "B", "C", "D"]
+        o = [idx.index(x) for x in order]
+        rec.append(o + [1.0, -1 / 3, -1 / 3, -1 / 3] + o)
+    res = summarize(["A", "B", "C", "D"], rec, rules="paper")
+    assert res["leaderboard"][-1]["participant"] == "D"
+    cycles = [c for c in res["counter_chains"] if set(c["cycle"]) == {"A", "B", "C"}]
+    assert cycles and cycles[0]["significant"]
+
+
+def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
+    from climbrl.config import train_config
+    from climbrl.evaluate.tournament import run_tournament
+    from climbrl.learn.train import train
+
+    train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), tmp_path, progress=False)
+    res = run_tournament([f"mine=checkpoint:{tmp_path / 'policy.pt'}", "random", "greedy", "heuristic", "aggressive"],
+                         deals=1, workers=2)
+    assert res["games"] == 120 and {r["participant"] for r in res["leaderboard"]} >= {"mine", "heuristic"}
+    assert all(r["games"] == 96 for r in res["leaderboard"])  # 4 of 5 groups x 24
+    one = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=1)
+    two = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=2)
+    assert one == two

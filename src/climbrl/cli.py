@@ -173,6 +173,20 @@ def cmd_tune(args: argparse.Namespace) -> None:
     _write_json(res, None, args.json, text)
 
 
+def cmd_tournament(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.tournament import format_leaderboard, plot_pairwise, run_tournament
+
+    parts = [p.strip() for p in args.participants.split(",") if p.strip()]
+    rules = args.rules or ("charlesworth" if any("charlesworth" in p for p in parts) else "paper")
+    res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tournament.json").write_text(json.dumps(res, indent=2) + "\n")
+        plot_pairwise(res, str(out / "tournament_pairwise.png"))
+    print(json.dumps(res, indent=2) if args.json else format_leaderboard(res))
+
+
 def cmd_play(args: argparse.Namespace) -> None:
     from climbrl.play import play
 
@@ -282,6 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
+
+    to = sub.add_parser("tournament", help="round-robin of four-seat games: ratings, pairwise matrix, cycles")
+    to.add_argument("--participants", default="random,greedy,heuristic,aggressive,conservative",
+                    help="comma-separated agents (label=spec allowed, e.g. ppo=checkpoint:runs/ppo/policy.pt)")
+    to.add_argument("--deals", type=int, default=2, help="deals per group of four (each played 24 ways)")
+    to.add_argument("--rules", default=None)
+    to.add_argument("--seed", type=int, default=0)
+    to.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    to.add_argument("--out", help="folder for tournament.json and the pairwise heatmap")
+    to.add_argument("--json", action="store_true")
+    to.set_defaults(func=cmd_tournament)
 
     pl = sub.add_parser("play", help="play a game in the terminal against three agents")
     pl.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")

@@ -15,7 +15,8 @@ import yaml
 from climbrl.config import ALGOS, ConfigError, TrainConfig, train_config
 from climbrl.games.big2.rules import PRESETS
 
-SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tune", "report", "tracking")
+SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
+            "tracking")
 
 
 class ParamsError(ValueError):

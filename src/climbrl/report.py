@@ -168,9 +168,22 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     if baselines.exists():
         md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
     md += ["## Figures", ""] + [f"![{p.stem}](figures/{p.name})" for p in figure_paths] + [""]
+    tour = reports / "tournament.json"
+    if tour.exists():
+        from climbrl.evaluate.tournament import format_leaderboard
+
+        t = json.loads(tour.read_text())
+        heat = reports / "tournament_pairwise.png"
+        if heat.exists():
+            figure_paths.append(heat)
+        md += ["## Tournament", "", f"Balanced round-robin of four-seat games ({t['games']} games: every group of "
+               "four, every deal in all 6 cyclic seat orders x 4 rotations); OpenSkill Plackett-Luce rating "
+               "from the finishing orders, sorted by mu - 3 sigma.", "", "```", format_leaderboard(t), "```", "",
+               "![tournament_pairwise](tournament_pairwise.png)", ""]
+        metrics["tournament"] = {r["participant"]: r["ordinal"] for r in t["leaderboard"]}
     md += optuna_lines
-    md += ["## Not yet in this report", "", "The round-robin tournament and the ablations (entropy, "
-           "curriculum) arrive with their own stages.", ""]
+    md += ["## Not yet in this report", "", "The ablations (entropy, curriculum) and the interpretability "
+           "window arrive with their own stages.", ""]
     (reports / "report.md").write_text("\n".join(md))
     (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))
@@ -199,7 +212,19 @@ def _html(markdown: str, figures: list[Path], params: Params) -> str:
             table.clear()
 
     images = {p.name: base64.b64encode(p.read_bytes()).decode() for p in figures}
+    code: list[str] | None = None
     for line in markdown.splitlines():
+        if line.startswith("```"):
+            if code is None:
+                flush_table()
+                code = []
+            else:
+                body.append("<pre>" + html.escape("\n".join(code)) + "</pre>")
+                code = None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip("|").split("|")]
             if not all(set(c) <= {"-", ":"} for c in cells):
@@ -209,8 +234,8 @@ def _html(markdown: str, figures: list[Path], params: Params) -> str:
         if line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             body.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
-        elif line.startswith("![") and "(figures/" in line:
-            name = line.split("(figures/")[1].rstrip(")")
+        elif line.startswith("![") and "](" in line:
+            name = line.split("](")[1].rstrip(")").split("/")[-1]
             if name in images:
                 body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{images[name]}"></p>')
         elif line.strip():

@@ -78,8 +78,12 @@ class Learner:
         return logp_all[chosen], entropy, states
 
     def chosen_q(self, ro: Rollout, idx: np.ndarray, net: torch.nn.Module | None = None) -> torch.Tensor:
-        """Q(s, a) of the chosen moves only (one row per decision)."""
+        """Q(s, a) of the chosen moves: one row per decision, or all legal rows for a dueling head
+        (whose advantage mean is over every legal move)."""
         net = net or self.net
+        if net.dueling:
+            states, moves, seg, chosen = self.select(ro, idx)
+            return net(states, moves, seg)[chosen]
         rows = ro.chosen_rows()[idx]
         seg = torch.arange(len(idx))
         return net(t(ro.states[idx]), t(ro.moves[rows]), seg)

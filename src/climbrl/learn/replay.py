@@ -24,6 +24,9 @@ class ReplaySample:
     next_states: np.ndarray
     next_moves: np.ndarray
     next_offsets: np.ndarray
+    moves: np.ndarray  # all legal moves of the sampled states (the dueling head averages over them)
+    offsets: np.ndarray
+    chosen: np.ndarray  # row of the chosen move in ``moves``
     indices: np.ndarray
     weights: np.ndarray  # importance-sampling weights (ones for uniform replay)
 
@@ -37,6 +40,8 @@ class ReplayBuffer:
         self.dones = np.zeros(capacity, dtype=bool)
         self.next_states = np.zeros((capacity, STATE_DIM), dtype=np.float16)
         self.next_moves: list[np.ndarray | None] = [None] * capacity
+        self.legal_moves: list[np.ndarray | None] = [None] * capacity
+        self.picks = np.zeros(capacity, dtype=np.int64)
         self.pos = 0
         self.size = 0
 
@@ -53,6 +58,8 @@ class ReplayBuffer:
             slots[i] = j
             self.states[j] = ro.states[i]
             self.actions[j] = ro.moves[chosen[i]]
+            self.legal_moves[j] = ro.moves[ro.offsets[i]:ro.offsets[i + 1]].astype(np.float16)
+            self.picks[j] = ro.picks[i]
             self.rewards[j] = ro.rewards[i]
             self.dones[j] = ro.dones[i]
             if nxt[i] >= 0:
@@ -66,17 +73,22 @@ class ReplayBuffer:
             self.size = min(self.size + 1, self.capacity)
         return slots
 
-    def _gather(self, idx: np.ndarray, weights: np.ndarray) -> ReplaySample:
-        nm = [self.next_moves[i] for i in idx]
-        counts = np.array([0 if m is None else len(m) for m in nm], dtype=np.int64)
-        offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+    @staticmethod
+    def _flatten(arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+        counts = np.array([0 if m is None else len(m) for m in arrays], dtype=np.int64)
+        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        parts = [m for m in nm if m is not None]
+        parts = [m for m in arrays if m is not None]
         moves = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, MOVE_DIM), np.float32)
+        return moves, offsets
+
+    def _gather(self, idx: np.ndarray, weights: np.ndarray) -> ReplaySample:
+        next_moves, next_offsets = self._flatten([self.next_moves[i] for i in idx])
+        moves, offsets = self._flatten([self.legal_moves[i] for i in idx])
         return ReplaySample(
             self.states[idx].astype(np.float32), self.actions[idx].astype(np.float32),
             self.rewards[idx], self.dones[idx], self.next_states[idx].astype(np.float32),
-            moves, offsets, idx, weights.astype(np.float32),
+            next_moves, next_offsets, moves, offsets, offsets[:-1] + self.picks[idx], idx, weights.astype(np.float32),
         )
 
     def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4) -> ReplaySample:

@@ -52,6 +52,15 @@ class ReplayLearner(Learner):
                 value = segment_max(target_scores, seg, n)
         return torch.where(t(s.dones), torch.zeros_like(value), value)
 
+    def q_chosen(self, s: ReplaySample) -> torch.Tensor:
+        """Q(s, a) of the sampled moves. A dueling head needs every legal move of s (its advantage
+        mean); a plain head scores the chosen move alone."""
+        n = len(s.indices)
+        if not self.net.dueling:
+            return self.net(t(s.states), t(s.actions), torch.arange(n))
+        seg = t(np.repeat(np.arange(n), np.diff(s.offsets)))
+        return self.net(t(s.states), t(s.moves), seg)[t(s.chosen)]
+
     def sync_target(self) -> None:
         if self.cfg.tau > 0:
             with torch.no_grad():
@@ -72,7 +81,7 @@ class ReplayLearner(Learner):
                 break
             s = self.buffer.sample(self.cfg.batch_size, rng, beta=self.beta(progress))
             target = t(s.rewards) + self.cfg.gamma * self.next_values(s)
-            q = self.net(t(s.states), t(s.actions), torch.arange(len(s.indices)))
+            q = self.q_chosen(s)
             td = q - target
             loss = torch.mean(t(s.weights) * torch.nn.functional.smooth_l1_loss(q, target, reduction="none"))
             self._step(loss)

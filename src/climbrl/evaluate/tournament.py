@@ -1,0 +1,196 @@
+"""Round-robin tournaments of four-seat games: who beats whom, and in what cycles.
+
+Schedule: every group of four participants plays every deal in all six cyclic seat orders
+and, within each, all four rotations of the seats (24 games per group and deal). So every
+participant meets every other equally often, and in each relative position (next to act,
+across, before) equally often, on the same cards: card luck and seat bias cancel.
+
+Rating: OpenSkill's Plackett-Luce model, updated game by game from the finishing order. We
+chose it over TrueSkill because it rates multiplayer finishing orders natively, is openly
+licensed and maintained, and gives a mean and an uncertainty (``mu``, ``sigma``; the
+leaderboard sorts by the conservative ``mu - 3 sigma``). Also reported: mean reward and win
+rate with 95% intervals, the pairwise matrix (how often A finished ahead of B, with intervals)
+and the counter-chains it contains (A ahead of B, B ahead of C, C ahead of A), each edge
+marked significant when its interval lies above one half.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from climbrl.agents import Agent, make_agent
+from climbrl.evaluate.match import _pool, deal_seeds, play_games
+from climbrl.evaluate.stats import wilson_interval
+from climbrl.games.big2 import Big2Game, get_rules
+
+CYCLIC_ORDERS = [(0,) + p for p in itertools.permutations((1, 2, 3))]  # 6 cyclic orders of 4
+
+
+def schedule(n_participants: int, deals: int) -> list[tuple[tuple[int, int, int, int], int]]:
+    """(participant in seat 0..3, deal index) for every game of the tournament."""
+    games = []
+    for group in itertools.combinations(range(n_participants), 4):
+        for d in range(deals):
+            for order in CYCLIC_ORDERS:
+                cycle = [group[i] for i in order]
+                for rot in range(4):
+                    games.append((tuple(cycle[(s - rot) % 4] for s in range(4)), d))
+    return games
+
+
+def _game_seeds(seed: int, index: int) -> list[int]:
+    return [int(x) for x in np.random.SeedSequence([seed, 99, index]).generate_state(4)]
+
+
+def _play_chunk(args: tuple) -> list[list[int]]:
+    """Finishing orders (participant indices, first to last) and returns of a chunk of games."""
+    specs, rules, seed, deals, chunk = args
+    game = Big2Game(rules)
+    agents: list[Agent] = [make_agent(s) for s in specs]
+    seatings = [[agents[p] for p in seats] for (_, seats, _) in chunk]
+    seeds = [deals[d] for (_, _, d) in chunk]
+    seat_seeds = [_game_seeds(seed, i) for (i, _, _) in chunk]
+    states = play_games(game, seatings, seeds, seat_seeds)
+    out = []
+    for (_, seats, _), st in zip(chunk, states, strict=True):
+        order = [seats[s] for s in st.finishing_order()]
+        rets = st.returns()
+        out.append(order + [rets[s] for s in range(4)] + list(seats))
+    return out
+
+
+def _spec(participant: str) -> str:
+    """``label=spec`` names a participant (``ppo=checkpoint:runs/ppo/policy.pt``); else the spec."""
+    label, eq, spec = participant.partition("=")
+    return spec if eq else participant
+
+
+def run_tournament(participants: Sequence[str], rules: str = "paper", deals: int = 1, seed: int = 0,
+                   workers: int = 1, chunk_games: int = 240) -> dict[str, Any]:
+    """Every participant (an agent spec, or ``label=spec``) in the balanced schedule."""
+    labels = [p.partition("=")[0] if "=" in p else p for p in participants]
+    specs = [_spec(p) for p in participants]
+    if len(specs) < 4:
+        raise ValueError(f"a four-seat tournament needs at least 4 participants, got {len(specs)}")
+    if len(set(labels)) != len(labels):
+        raise ValueError("participants must be distinct")
+    if deals < 1:
+        raise ValueError(f"deals must be >= 1, got {deals}")
+    get_rules(rules)
+    for s in specs:
+        make_agent(s)
+    games = schedule(len(specs), deals)
+    deal_list = deal_seeds(seed, deals)
+    indexed = [(i, seats, d) for i, (seats, d) in enumerate(games)]
+    chunks = [indexed[i:i + chunk_games] for i in range(0, len(indexed), chunk_games)]
+    tasks = [(tuple(specs), rules, seed, deal_list, c) for c in chunks]
+    if workers == 1 or len(tasks) == 1:
+        parts = [_play_chunk(t) for t in tasks]
+    else:
+        with _pool(min(workers, len(tasks))) as pool:
+            parts = list(pool.map(_play_chunk, tasks))
+    records = [r for p in parts for r in p]
+    return summarize(labels, records, rules=rules, deals=deals, seed=seed)
+
+
+def summarize(specs: list[str], records: list[list], **meta: Any) -> dict[str, Any]:
+    from openskill.models import PlackettLuce
+
+    n = len(specs)
+    model = PlackettLuce()
+    ratings = [model.rating(name=s) for s in specs]
+    played = np.zeros(n, dtype=np.int64)
+    wins = np.zeros(n, dtype=np.int64)
+    reward = np.zeros(n)
+    ahead = np.zeros((n, n), dtype=np.int64)
+    met = np.zeros((n, n), dtype=np.int64)
+    for rec in records:
+        order, rets, seats = rec[:4], rec[4:8], rec[8:12]
+        new = model.rate([[ratings[p]] for p in order], ranks=[1, 2, 3, 4])
+        for p, team in zip(order, new, strict=True):
+            ratings[p] = team[0]
+        wins[order[0]] += 1
+        for s, p in enumerate(seats):
+            played[p] += 1
+            reward[p] += rets[s]
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
+                ahead[a, b] += 1
+                met[a, b] += 1
+                met[b, a] += 1
+    board = []
+    for p in range(n):
+        lo, hi = wilson_interval(int(wins[p]), int(played[p]))
+        board.append({"participant": specs[p], "mu": ratings[p].mu, "sigma": ratings[p].sigma,
+                      "ordinal": ratings[p].ordinal(), "games": int(played[p]), "wins": int(wins[p]),
+                      "win_rate": wins[p] / played[p], "win_rate_low": lo, "win_rate_high": hi,
+                      "mean_reward": reward[p] / played[p]})
+    board.sort(key=lambda r: -r["ordinal"])
+    pairwise = {}
+    for a in range(n):
+        for b in range(n):
+            if a != b and met[a, b]:
+                lo, hi = wilson_interval(int(ahead[a, b]), int(met[a, b]))
+                pairwise[f"{specs[a]}>{specs[b]}"] = {"rate": ahead[a, b] / met[a, b], "low": lo, "high": hi,
+                                                     "games": int(met[a, b])}
+    chains = []
+    for a, b, c in itertools.permutations(range(n), 3):
+        if a < b and a < c:  # each cycle once, starting at its smallest member
+            edges = [pairwise[f"{specs[x]}>{specs[y]}"] for x, y in ((a, b), (b, c), (c, a))]
+            if all(e["rate"] > 0.5 for e in edges):
+                chains.append({"cycle": [specs[a], specs[b], specs[c]], "rates": [e["rate"] for e in edges],
+                               "significant": all(e["low"] > 0.5 for e in edges)})
+    return {**meta, "participants": specs, "games": len(records), "leaderboard": board, "pairwise": pairwise,
+            "counter_chains": chains}
+
+
+def format_leaderboard(res: dict[str, Any]) -> str:
+    lines = [f"{res['games']} games, {len(res['participants'])} participants, rules {res['rules']}",
+             f"{'participant':<28} {'mu':>6} {'sigma':>6} {'mu-3s':>7} {'win rate':>9} {'95% CI':>15} {'reward':>7}"]
+    for r in res["leaderboard"]:
+        ci = f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
+        lines.append(f"{r['participant']:<28} {r['mu']:6.2f} {r['sigma']:6.2f} {r['ordinal']:7.2f} "
+                     f"{r['win_rate']:9.3f} {ci} {r['mean_reward']:7.3f}")
+    for c in res["counter_chains"]:
+        mark = "significant" if c["significant"] else "not significant"
+        lines.append("counter-chain: " + " > ".join(c["cycle"] + [c["cycle"][0]])
+                     + f" ({', '.join(f'{x:.2f}' for x in c['rates'])}; {mark})")
+    if not res["counter_chains"]:
+        lines.append("no counter-chains: the pairwise results are transitive")
+    return "\n".join(lines)
+
+
+def plot_pairwise(res: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    specs = [r["participant"] for r in res["leaderboard"]]
+    m = np.full((len(specs), len(specs)), np.nan)
+    for i, a in enumerate(specs):
+        for j, b in enumerate(specs):
+            if i != j:
+                m[i, j] = res["pairwise"][f"{a}>{b}"]["rate"]
+    fig, ax = plt.subplots(figsize=(1 + 0.6 * len(specs), 0.8 + 0.5 * len(specs)))
+    im = ax.imshow(m, cmap="RdBu", vmin=0, vmax=1)
+    labels = [s.split("/")[-1][:18] for s in specs]
+    ax.set_xticks(range(len(specs)), labels, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(specs)), labels, fontsize=7)
+    for i in range(len(specs)):
+        for j in range(len(specs)):
+            if i != j:
+                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6)
+    ax.set_title("row finished ahead of column")
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+__all__ = ["run_tournament", "schedule", "summarize", "format_leaderboard", "plot_pairwise", "random"]
