@@ -15,7 +15,7 @@ import multiprocessing as mp
 import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -216,4 +216,4 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MatchResult", "deal_seeds", "run_match", "format_table", "play_games", "asdict"]
+__all__ = ["MatchResult", "deal_seeds", "run_match", "format_table", "play_games"]

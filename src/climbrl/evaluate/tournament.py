@@ -17,7 +17,6 @@ marked significant when its interval lies above one half.
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -193,4 +192,4 @@ def plot_pairwise(res: dict[str, Any], path: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["run_tournament", "schedule", "summarize", "format_leaderboard", "plot_pairwise", "random"]
+__all__ = ["run_tournament", "schedule", "summarize", "format_leaderboard", "plot_pairwise"]

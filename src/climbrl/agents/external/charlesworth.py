@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.cards import mask_to_cards
 from climbrl.games.big2 import combos
 from climbrl.paths import charlesworth_dir
 
@@ -144,22 +145,13 @@ def action_table(path: str | None = None) -> dict[tuple[int, ...], int]:
     return {tuple(pos): i for i, pos in enumerate(positions)}
 
 
-def _ids(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 def action_of(move: int, hand: int, table: dict[tuple[int, ...], int]) -> int:
     """The action index that plays ``move`` (a card mask) from ``hand``."""
     if move == 0:
         return PASS_ACTION
-    cards = _ids(hand)
+    cards = mask_to_cards(hand)
     pos = {c: i for i, c in enumerate(cards)}
-    key = tuple(pos[c] for c in _ids(move))
+    key = tuple(pos[c] for c in mask_to_cards(move))
     try:
         return table[key]
     except KeyError:
@@ -170,7 +162,7 @@ def _deciding_card(mask: int, typ: int) -> tuple[int, int]:
     """(rank, suit or -1) that the observation shows for the play to beat, as that engine does:
     the highest card for most types; for a straight the rank of its middle card and for a full
     house the rank of its triple, both without a suit."""
-    cards = _ids(mask)
+    cards = mask_to_cards(mask)
     if typ == combos.FULL_HOUSE:
         ranks = [c >> 2 for c in cards]
         return max(set(ranks), key=ranks.count), -1
@@ -183,7 +175,7 @@ def encode(decision: Decision) -> np.ndarray:
     """The 412-dim observation of the seat to act (layout in the module docstring)."""
     obs = decision.observation
     v = np.zeros(OBS_SIZE, dtype=np.float32)
-    hand = _ids(obs.hand)
+    hand = mask_to_cards(obs.hand)
     rank_count = [0] * 13
     suit_count = [0] * 4
     for c in hand:
@@ -221,7 +213,7 @@ def encode(decision: Decision) -> np.ndarray:
             v[base + left - 1] = 1
         played = obs.played[other]
         high |= played
-        for c in _ids(played >> 44):  # ids 44..51 here = 45..52 there (aces and twos)
+        for c in mask_to_cards(played >> 44):  # ids 44..51 here = 45..52 there (aces and twos)
             v[base + 13 + c] = 1
         types = obs.types_played[other]
         for typ, slots in _PLAYED_SLOT.items():
@@ -229,7 +221,7 @@ def encode(decision: Decision) -> np.ndarray:
                 for sl in slots:
                     v[base + 21 + sl] = 1
     high |= obs.played[seat]
-    for c in _ids(high >> 36):  # queens, kings, aces, twos
+    for c in mask_to_cards(high >> 36):  # queens, kings, aces, twos
         v[367 + c] = 1
     if obs.leading:
         v[383 + 17] = 1
