@@ -211,3 +211,19 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
     one = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=1)
     two = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=2)
     assert one == two
+
+
+def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
+    from pipeline.ablation import run_ablation
+
+    from climbrl.report import _ablation_lines
+
+    s = run_ablation("curriculum", seeds=2, epochs=1, games_per_epoch=4, eval_every=1, eval_games=8, workers=2)
+    assert [c["value"] for c in s["configs"]] == ["self_play", "checkpoint_self_play", "fixed_opponents",
+                                                  "opponent_pool"]
+    assert all(len(c["runs"]) == 2 and "std/random" in c for c in s["configs"])
+    figs: list = []
+    lines = _ablation_lines(Path("reports"), figs)
+    assert any("| opponent_pool |" in line for line in lines) and figs[0].name == "curriculum.png"
+    with pytest.raises(ValueError, match="unknown ablation"):
+        run_ablation("dropout")
