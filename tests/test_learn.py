@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from climbrl.agents import Decision, make_agent
-from climbrl.cards import parse_mask
 from climbrl.config import ConfigError, train_config
 from climbrl.games.big2 import Big2Game
 from climbrl.learn import checkpoint as ckpt
@@ -335,7 +334,6 @@ def test_policy_agent_modes() -> None:
     assert len({eps.act(d, random.Random(k)) for k in range(40)}) > 1
     with pytest.raises(ValueError, match="mode"):
         PolicyAgent(net, mode="soft")
-    assert parse_mask("3D") == 1
 
 
 def test_dueling_advantages_learn_from_replay() -> None:
