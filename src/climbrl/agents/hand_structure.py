@@ -150,8 +150,11 @@ def phase_of(hand_size):
 
 
 @njit(cache=_CACHE)
-def winning_move(h, masks):
-    """Index of a move that plays the whole hand, or -1."""
+def forced_move(h, masks):
+    """0 when there is only one legal move, else the index of a move that plays the whole hand,
+    else -1 (the agent has a real choice to make)."""
+    if masks.shape[0] == 1:
+        return 0
     for i in range(masks.shape[0]):
         if masks[i] == h:
             return i
@@ -187,11 +190,9 @@ def rank_action(h, masks, types, powers, t):
 def heuristic_pick(h, masks, types, powers, t):
     """The study's heuristic: RankAction, k weakest candidates, structure score, BreakPenalty."""
     n = masks.shape[0]
-    if n == 1:
-        return 0
-    win = winning_move(h, masks)
-    if win >= 0:
-        return win
+    forced = forced_move(h, masks)
+    if forced >= 0:
+        return forced
     phase = phase_of(_popcount(h))
     order = np.argsort(rank_action(h, masks, types, powers, t), kind="mergesort")
     k = max(n // 2, 2)
@@ -225,11 +226,9 @@ def rule_agent_pick(h, masks, types, powers, t, aggressive, u):
 
     ``u`` is a uniform [0, 1) draw for the conservative agent's random passes."""
     n = masks.shape[0]
-    if n == 1:
-        return 0
-    win = winning_move(h, masks)
-    if win >= 0:
-        return win
+    forced = forced_move(h, masks)
+    if forced >= 0:
+        return forced
     phase = phase_of(_popcount(h))
     can_pass = masks[0] == 0
     _, f0, _ = hand_structure(h, t)
