@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from climbrl.games.big2.state import Big2Game, Big2Observation, Big2State
 
@@ -51,9 +51,6 @@ class Agent(ABC):
     def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
         """One index per decision; the default asks :meth:`act` one at a time."""
         return [self.act(d, r) for d, r in zip(decisions, rngs, strict=True)]
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

@@ -124,9 +124,17 @@ def _play_chunk(args: tuple) -> MatchResult:
     agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
     game = Big2Game(rules)
     agent = make_agent(agent_spec)
-    cache: dict[str, Agent] = {agent_spec: agent}
-    opponents = [cache.setdefault(o, make_agent(o)) if o != agent_spec else make_agent(o)
-                 for o in opponent_specs]
+    # one object per distinct opponent spec (a batching agent then scores all its seats at
+    # once); copies of the evaluated agent's own spec get objects of their own
+    shared: dict[str, Agent] = {}
+    opponents = []
+    for o in opponent_specs:
+        if o == agent_spec:
+            opponents.append(make_agent(o))
+        else:
+            if o not in shared:
+                shared[o] = make_agent(o)
+            opponents.append(shared[o])
     seatings, deal_list, seat_seed_list = [], [], []
     for k, ds in enumerate(seeds):
         d = first_deal + k

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from climbrl.agents.base import Decision
-from climbrl.agents.hand_structure import breaks, deciding_strength, hand_structure
+from climbrl.agents.hand_structure import SUIT_MASK, breaks, deciding_strength, hand_structure
 from climbrl.games.big2.combos import _CACHE, _popcount
 
 STATE_DIM = 558
@@ -99,7 +99,7 @@ def encode_states(ints, t, out):
             if k == 4:
                 quads += 1
         for s in range(4):
-            if _popcount(hand & (0x1111111111111 << s)) >= 5:
+            if _popcount(hand & (SUIT_MASK << s)) >= 5:
                 suits5 += 1
         out[b, 551] = pairs / 6.0
         out[b, 552] = triples / 4.0

@@ -21,9 +21,7 @@ import numpy as np
 from climbrl.cards import (
     FULL_DECK,
     CardError,
-    format_card,
     format_cards,
-    mask_to_cards,
     parse_mask,
 )
 from climbrl.games.base import GameError, GameOverError, IllegalMoveError
@@ -406,11 +404,6 @@ class Big2Game:
         if text.strip().lower() == "pass":
             return 0
         return parse_mask(text)
-
-    def describe(self, move: int) -> dict[str, Any]:
-        """``{"cards": [...], "type": name}`` of a move (type ``invalid`` if no combination)."""
-        typ, _, _ = combos.classify(move, self.rules)
-        return {"cards": [format_card(c) for c in mask_to_cards(move)], "type": combos.TYPE_NAMES[typ]}
 
     def from_json(self, text: str | dict[str, Any]) -> Big2State:
         """Replay a game written by :meth:`Big2State.to_json`; every move is checked."""
