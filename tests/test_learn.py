@@ -262,6 +262,17 @@ def test_checkpoint_errors(tmp_path) -> None:
         train(small("mcq", epochs=2), tmp_path / "run", resume=True, progress=False)
 
 
+def test_policies_are_kept_every_n_epochs(tmp_path) -> None:
+    train(small("mcq", epochs=4, keep_policy_every=2), tmp_path, progress=False)
+    kept = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
+    assert kept == ["epoch002.pt", "epoch004.pt"]
+    last, meta = ckpt.load_network(tmp_path / "snapshots" / "epoch004.pt")
+    final, _ = ckpt.load_network(tmp_path / "policy.pt")
+    assert all(torch.equal(x, y) for x, y in zip(last.state_dict().values(), final.state_dict().values(), strict=True))
+    train(small("mcq", epochs=2, keep_policy_every=0), tmp_path / "none", progress=False)
+    assert not (tmp_path / "none" / "snapshots").exists()
+
+
 def test_a_crash_mid_training_resumes_from_the_last_epoch(tmp_path) -> None:
     cfg = small("qlearning", epochs=3)
     calls = []

@@ -214,16 +214,31 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
 
 
 def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
-    from pipeline.ablation import run_ablation
+    from pipeline.ablation import run_ablation, summary_markdown
 
-    from climbrl.report import _ablation_lines
-
-    s = run_ablation("curriculum", seeds=2, epochs=1, games_per_epoch=4, eval_every=1, eval_games=8, workers=2)
+    p = load_params("params.yaml")
+    small = {"seeds": 2, "epochs": 1, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "workers": 2}
+    s = run_ablation("curriculum", p, **small)
     assert [c["value"] for c in s["configs"]] == ["self_play", "checkpoint_self_play", "fixed_opponents",
                                                   "opponent_pool"]
     assert all(len(c["runs"]) == 2 and "std/random" in c for c in s["configs"])
-    figs: list = []
-    lines = _ablation_lines(Path("reports"), figs)
-    assert any("| opponent_pool |" in line for line in lines) and figs[0].name == "curriculum.png"
+    md = summary_markdown().read_text()
+    assert "| opponent_pool |" in md and "![curriculum](curriculum.png)" in md
+    # repeated: every run resumes from its checkpoint and gives the same numbers
+    assert run_ablation("curriculum", p, **small)["configs"] == s["configs"]
+    # a checkpoint of another configuration is discarded, not resumed
+    more = run_ablation("curriculum", p, **{**small, "eval_games": 12})
+    assert all(r["eval_games/random"] == 12 for c in more["configs"] for r in c["runs"])
     with pytest.raises(ValueError, match="unknown ablation"):
-        run_ablation("dropout")
+        run_ablation("dropout", p)
+
+
+def test_ablation_params_are_validated() -> None:
+    with pytest.raises(ParamsError, match="ablation.entropy"):
+        parse_params({**SMALL, "ablation": {"entropy": [-0.1]}})
+    with pytest.raises(ParamsError, match="ablation.curriculum"):
+        parse_params({**SMALL, "ablation": {"curriculum": ["self_play", "league"]}})
+    with pytest.raises(ParamsError, match="ablation.seeds"):
+        parse_params({**SMALL, "ablation": {"seeds": 0}})
+    assert parse_params(SMALL).ablation.entropy == (0.0, 0.001, 0.01, 0.05, 0.1)
+    assert load_params(REPO / "params.yaml").ablation.epochs == 100

@@ -40,6 +40,9 @@ class TrainConfig:
     eval_seed: int = 12345
     """Seed of the evaluation deals (fixed across the run, different from training deals)."""
     eval_workers: int = 1
+    keep_policy_every: int = 25
+    """Keep a copy of the policy every this many epochs in ``snapshots/`` (0: none), so that the
+    interpretability window can follow an agent across training."""
     hidden: int = 512
     lr: float = 3e-4
     gamma: float = 0.99
@@ -118,7 +121,7 @@ def _validate(c: TrainConfig) -> None:
         _fail("rules", f"unknown rules preset {c.rules!r}")
     if c.curriculum not in CURRICULA:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
-    ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "eval_games": 4,
+    ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0, "eval_games": 4,
             "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
             "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,
             "target_sync": 1, "snapshot_every": 1, "pool_size": 1}

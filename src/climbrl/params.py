@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
-from climbrl.config import ALGOS, ConfigError, TrainConfig, train_config
+from climbrl.config import ALGOS, CURRICULA, ConfigError, TrainConfig, train_config
 from climbrl.games.big2.rules import PRESETS
 
 SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
-            "tracking")
+            "tracking", "ablation")
 
 
 class ParamsError(ValueError):
@@ -72,6 +72,20 @@ class TrackingParams:
 
 
 @dataclass(frozen=True)
+class AblationParams:
+    """The study's two ablations of PPO (``dvc repro ablations/dvc.yaml``): each value x each seed."""
+
+    seeds: int
+    epochs: int
+    games_per_epoch: int
+    eval_every: int
+    eval_games: int
+    workers: int
+    entropy: tuple[float, ...]
+    curriculum: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Params:
     rules: str
     seeds: SeedsParams
@@ -79,6 +93,7 @@ class Params:
     evaluate: EvaluateParams
     tune: TuneParams
     tracking: TrackingParams
+    ablation: AblationParams
     raw: dict[str, Any] = field(repr=False)
 
     def learners(self) -> list[str]:
@@ -143,7 +158,27 @@ def parse_params(raw: dict[str, Any]) -> Params:
     k = _section(raw, "tracking")
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
-    return Params(rules, seeds, train, evaluate, tune, tracking, raw)
+    return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")), raw)
+
+
+def _ablation(a: dict) -> AblationParams:
+    defaults = {"seeds": 3, "epochs": 100, "games_per_epoch": 200, "eval_every": 5, "eval_games": 400, "workers": 2,
+                "entropy": [0.0, 0.001, 0.01, 0.05, 0.1],
+                "curriculum": ["self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool"]}
+    a = {**defaults, **a}
+    ints = {k: _int(a, k, "ablation", low) for k, low in
+            (("seeds", 1), ("epochs", 1), ("games_per_epoch", 1), ("eval_every", 1), ("eval_games", 4), ("workers", 1))}
+    ent = a["entropy"]
+    if not isinstance(ent, list) or not ent or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in ent):
+        raise ParamsError(f"ablation.entropy: must be a non-empty list of coefficients >= 0, got {ent!r}")
+    cur = a["curriculum"]
+    if not isinstance(cur, list) or not cur or not all(v in CURRICULA for v in cur):
+        raise ParamsError(f"ablation.curriculum: must be a non-empty list of curricula ({', '.join(CURRICULA)}), "
+                          f"got {cur!r}")
+    if ints["eval_games"] % 4:
+        raise ParamsError(f"ablation.eval_games: must be a multiple of 4, got {ints['eval_games']}")
+    return AblationParams(**ints, entropy=tuple(float(v) for v in ent), curriculum=tuple(cur))
 
 
 def load_params(path: str | Path = "params.yaml") -> Params:

@@ -181,37 +181,16 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
                "from the finishing orders, sorted by mu - 3 sigma.", "", "```", format_leaderboard(t), "```", "",
                "![tournament_pairwise](tournament_pairwise.png)", ""]
         metrics["tournament"] = {r["participant"]: r["ordinal"] for r in t["leaderboard"]}
-    md += _ablation_lines(reports, figure_paths)
+    if (reports / "ablations" / "ablations.md").exists():
+        md += ["## Ablations", "", "The study's entropy and curriculum ablations (PPO, several seeds each) run "
+               "apart from the main job: `dvc repro ablations/dvc.yaml`; tables and learning curves in "
+               "[ablations/ablations.md](ablations/ablations.md).", ""]
     md += optuna_lines
     md += ["## Not yet in this report", "", "The interpretability window arrives with its own stage.", ""]
     (reports / "report.md").write_text("\n".join(md))
     (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))
     return reports / "report.md"
-
-
-def _ablation_lines(reports: Path, figure_paths: list[Path]) -> list[str]:
-    """Tables and figures of ``python -m pipeline.ablation`` results, when present."""
-    lines: list[str] = []
-    for path in sorted((reports / "ablations").glob("*.json")):
-        a = json.loads(path.read_text())
-        opps = sorted(k.split("/", 1)[1] for k in a["configs"][0] if k.startswith("mean/"))
-        lines += [f"## Ablation: {a['ablation']} ({a['param']})", "",
-                  f"PPO, {a['seeds']} seeds per configuration, {a['epochs']} epochs x {a['games_per_epoch']} games; "
-                  f"final win rate ({a['eval_games']} games against three copies of each baseline), mean +- standard "
-                  "deviation over seeds. Command: `python -m pipeline.ablation "
-                  f"{a['ablation']} --epochs {a['epochs']} --seeds {a['seeds']}`.", "",
-                  f"| {a['param']} | " + " | ".join(f"vs 3x {o}" for o in opps) + " |",
-                  "|---|" + "---|" * len(opps)]
-        for c in a["configs"]:
-            lines.append(f"| {c['value']} | " + " | ".join(f"{c[f'mean/{o}']:.3f} +- {c[f'std/{o}']:.3f}"
-                                                            for o in opps) + " |")
-        png = path.with_suffix(".png")
-        if png.exists():
-            figure_paths.append(png)
-            lines += ["", f"![{png.stem}](ablations/{png.name})"]
-        lines.append("")
-    return lines
 
 
 def _budget(params: Params) -> str:

@@ -6,12 +6,15 @@ the learner's decisions into a :class:`~climbrl.learn.rollout.Rollout`, and upda
 copies of each evaluation opponent on a fixed deal set. After every epoch the checkpoint
 (learner, curriculum, history) is written atomically and the per-epoch CSV rewritten, so a
 killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
-would have produced: every random choice is derived from (seed, epoch, game, seat).
+would have produced: every random choice is derived from (seed, epoch, game, seat). Every
+``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
+interpretability window follows an agent across them).
 """
 
 from __future__ import annotations
 
 import csv
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +35,7 @@ from climbrl.learn.rollout import Collector
 CHECKPOINT = "checkpoint.pt"
 POLICY = "policy.pt"
 METRICS = "metrics.csv"
+SNAPSHOTS = "snapshots"
 
 
 def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
@@ -143,6 +147,9 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
             "curriculum": curriculum.state_dict(), "history": history, "torch_rng": torch.get_rng_state(),
         }, ckpt_path)
         ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
+        if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:
+            (out / SNAPSHOTS).mkdir(exist_ok=True)
+            shutil.copyfile(policy_path, out / SNAPSHOTS / f"epoch{epoch + 1:03d}.pt")
         write_csv(history, csv_path)
         if on_epoch:
             on_epoch(row)
