@@ -1,6 +1,6 @@
 """``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE]``
 
-Stages: seeds, train ALGO, evaluate ALGO, tournament, report, study (the whole chain as one flow).
+Stages: seeds, train ALGO, evaluate ALGO, tournament, behaviour, report, study (the whole chain as one flow).
 DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
 ``CLIMBRL_PREFECT=0``), which calls the same stage function directly.
 """
@@ -18,7 +18,7 @@ from climbrl.params import ParamsError
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline")
-    p.add_argument("stage", choices=["seeds", "train", "evaluate", "tournament", "report", "study"])
+    p.add_argument("stage", choices=["seeds", "train", "evaluate", "tournament", "behaviour", "report", "study"])
     p.add_argument("algo", nargs="?")
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--no-prefect", action="store_true")
@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                "train": lambda: stages.train_learner(params, args.algo, track=track),
                "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track),
                "tournament": lambda: stages.tournament(params, track=track),
+               "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]
         run()
     else:
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
          "train": lambda: flows.train_flow(args.algo, args.params, track),
          "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
          "tournament": lambda: flows.tournament_flow(args.params, track),
+         "behaviour": lambda: flows.behaviour_flow(args.params, track),
          "report": lambda: flows.report_flow(args.params, track),
          "study": lambda: flows.study_flow(args.params, track=track)}[args.stage]()
     print(f"stage {args.stage} {args.algo or ''} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)

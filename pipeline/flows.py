@@ -48,6 +48,17 @@ def tournament_flow(params_path: str = "params.yaml", track: bool = True) -> dic
     return tournament_task(params_path, track)
 
 
+@task(name="behaviour", retries=1, retry_delay_seconds=5)
+def behaviour_task(params_path: str, track: bool = True) -> dict[str, Any]:
+    res = stages.behaviour(stages.params(params_path), track=track)
+    return {"agents": list(res["agents"])}
+
+
+@flow(name="behaviour")
+def behaviour_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
+    return behaviour_task(params_path, track)
+
+
 @task(name="report")
 def report_task(params_path: str, track: bool = True) -> str:
     return str(stages.report(stages.params(params_path), track=track))
@@ -96,7 +107,8 @@ def study_flow(params_path: str = "params.yaml", learners: list[str] | None = No
         trained = {a: train_task.submit(params_path, a, track, wait_for=[seeds]) for a in algos}
         evaluated = {a: evaluate_task.submit(params_path, a, track, wait_for=[trained[a]]) for a in algos}
         tour = tournament_task.submit(params_path, track, wait_for=list(evaluated.values()))
-        report = report_task.submit(params_path, track, wait_for=[tour])
+        behaviour = behaviour_task.submit(params_path, track, wait_for=list(evaluated.values()))
+        report = report_task.submit(params_path, track, wait_for=[tour, behaviour])
         return {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
 
     return _study()

@@ -5,6 +5,7 @@ Paths (relative to the repository root):
   runs/<algo>/                    checkpoint.pt, policy.pt, metrics.csv (DVC-cached)
   reports/curves/<algo>.csv       learning curves (DVC plots, committed)
   reports/eval/<algo>.json        final evaluation against the baselines (committed)
+  reports/behaviour/              the interpretability window (committed)
   reports/metrics.json            the headline numbers (DVC metrics, committed)
   reports/report.md, .html        the generated report (committed)
 """
@@ -128,6 +129,56 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
             mlflow.set_tags({"stage": "tournament", "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out))
     return res
+
+
+def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
+    """The interpretability window: every learner's final policy and kept snapshots, and the
+    reference rule agents, recorded over evaluation games on the versioned deals."""
+    from climbrl.evaluate.behaviour import plot_behaviour, record_behaviour
+
+    b = params.behaviour
+    seeds = load_seeds()
+
+    def record(spec: str) -> dict[str, Any]:
+        return record_behaviour(spec, b.opponents, rules=params.rules, games=b.games, workers=b.workers, seeds=seeds)
+
+    agents: dict[str, Any] = {}
+    checkpoints: dict[str, list[dict[str, Any]]] = {}
+    for algo in params.learners():
+        policy = RUNS / algo / "policy.pt"
+        if not policy.exists():
+            continue
+        final = record(f"checkpoint:{policy}")
+        agents[algo] = final
+        final_epoch = params.train[algo].epochs
+        points = []
+        for snap in sorted((RUNS / algo / "snapshots").glob("epoch*.pt")):
+            epoch = int(snap.stem.removeprefix("epoch"))
+            if epoch != final_epoch:
+                points.append({"epoch": epoch, **record(f"checkpoint:{snap}")})
+        checkpoints[algo] = points + [{"epoch": final_epoch, **final}]
+    for spec in b.reference_agents:
+        agents[spec] = record(spec)
+    data = {"games_per_opponent": b.games, "opponents": list(b.opponents), "agents": agents,
+            "checkpoints": checkpoints}
+    out = REPORTS / "behaviour"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "behaviour.json").write_text(json.dumps(data, indent=2) + "\n")
+    figures = plot_behaviour(data, str(out))
+    if track:
+        import mlflow
+
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        with mlflow.start_run(run_name="behaviour"):
+            for name, s in agents.items():
+                mlflow.log_metric(f"pass_when_can_beat/{name}", s["pass_rate_when_can_beat"] or 0.0)
+            mlflow.set_tags({"stage": "behaviour", "git_commit": tr.git_commit()})
+            mlflow.log_artifact(str(out / "behaviour.json"))
+            for f in figures:
+                mlflow.log_artifact(f)
+    return data
 
 
 def report(params: Params, track: bool = True) -> Path:

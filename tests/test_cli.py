@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -81,3 +82,28 @@ def test_console_script_is_installed() -> None:
     proc = subprocess.run([sys.executable, "-m", "climbrl.cli", "moves", "--hand", "2S", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout) == [{"index": 0, "cards": ["2S"], "type": "single"}]
+
+
+def test_deep_evaluation_repeats_on_new_deal_sets(capsys) -> None:
+    rc, out, _ = run(capsys, "evaluate", "--agent", "greedy", "--opponents", "random", "--games", "40",
+                     "--repeats", "3", "--workers", "1", "--json")
+    assert rc == 0
+    r = json.loads(out)
+    assert r["repeats"] == 3 and r["pooled_games"] == 120 and len(r["win_rates"]) == 3
+    rates = []
+    for seed in range(3):  # repeat r is the plain match with seed + r
+        _, one, _ = run(capsys, "evaluate", "--agent", "greedy", "--opponents", "random", "--games", "40",
+                        "--seed", str(seed), "--workers", "1", "--json")
+        rates.append(json.loads(one)["win_rate"])
+    assert rates == r["win_rates"]
+    assert r["win_rate_std"] == pytest.approx(statistics.stdev(rates))
+    rc, _, err = run(capsys, "evaluate", "--agent", "greedy", "--opponents", "random", "--repeats", "0")
+    assert rc == 2 and "--repeats" in err
+
+
+def test_behaviour_command(capsys) -> None:
+    rc, out, _ = run(capsys, "behaviour", "--agent", "greedy", "--opponents", "random", "--games", "8",
+                     "--workers", "1")
+    assert rc == 0 and "How they lead" in out and "deals from seed 0" in out
+    rc, _, err = run(capsys, "behaviour", "--agent", "greedy", "--opponents", "randy", "--games", "8")
+    assert rc == 2 and "unknown agent 'randy'" in err

@@ -20,11 +20,12 @@ SMALL = {
     "train": {
         "common": {"epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16, "hidden": 32,
                    "minibatch_decisions": 64, "batch_size": 32, "updates_per_epoch": 3,
-                   "eval_opponents": ["random", "greedy"]},
+                   "eval_opponents": ["random", "greedy"], "keep_policy_every": 1},
         "ppo": {},
         "qlearning": {"target_sync": 2},
     },
     "evaluate": {"games": 16, "opponents": ["random", "greedy"], "workers": 1},
+    "behaviour": {"games": 8, "opponents": ["random"], "reference_agents": ["greedy"], "workers": 1},
     "tune": {"algo": "ppo", "trials": 2, "epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"},
     "report": {"title": "small study"},
@@ -50,6 +51,8 @@ def test_the_repository_params_are_valid() -> None:
         (("evaluate", "games"), 10, "evaluate.games"),
         (("tune", "pruner"), "hyperband", "tune.pruner"),
         (("seeds", "deals"), "many", "seeds.deals"),
+        (("behaviour", "opponents"), ["randy"], "behaviour.opponents"),
+        (("behaviour", "games"), 6, "behaviour.games"),
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
@@ -81,6 +84,10 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     for algo in ("ppo", "qlearning"):
         stages.train_learner(p, algo)
         stages.evaluate_learner(p, algo)
+    beh = stages.behaviour(p)
+    assert list(beh["agents"]) == ["ppo", "qlearning", "greedy"]
+    assert [c["epoch"] for c in beh["checkpoints"]["ppo"]] == [1, 2]  # the kept snapshot, then the final policy
+    assert beh["checkpoints"]["ppo"][-1]["games"] == 8
     stages.report(p)
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert set(metrics["learners"]) == {"ppo", "qlearning"}
@@ -88,6 +95,7 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert metrics["best_learner"] in ("ppo", "qlearning")
     md = Path("reports/report.md").read_text()
     assert "Final comparison" in md and "(n=16)" in md
+    assert "Interpretability window" in md and "behaviour/behaviour_checkpoints.png" in md
     page = Path("reports/report.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
     assert sorted(f.name for f in Path("reports/figures").iterdir()) == [

@@ -1,8 +1,10 @@
 """The ``climbrl`` command line.
 
 ``moves`` (rules explorer), ``evaluate`` (an agent against three opponents over duplicate
-deals), ``seeds`` (a versioned file of deal seeds), ``convert-charlesworth`` (the public
-agent's joblib weights to ``.npz``, safely), ``bench engine``, ``simulate``.
+deals; ``--repeats`` for a deep evaluation), ``behaviour`` (the interpretability window),
+``seeds`` (a versioned file of deal seeds), ``convert-charlesworth`` (the public agent's joblib
+weights to ``.npz``, safely), ``train``, ``tune``, ``tournament``, ``play``, ``baselines``,
+``bench engine``, ``simulate``.
 """
 
 from __future__ import annotations
@@ -83,10 +85,34 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     if rules is None:
         uses_public = any(s.startswith("charlesworth") for s in [args.agent, *opponents])
         rules = "charlesworth" if uses_public else "paper"
+    if args.repeats < 1:
+        raise CliError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.repeats > 1:
+        if args.seeds:
+            raise CliError("--repeats draws a new deal set per repeat: it cannot take --seeds")
+        from climbrl.evaluate.deep import deep_evaluate, format_deep
+
+        res = deep_evaluate(args.agent, opponents, rules=rules, games=args.games, repeats=args.repeats,
+                            seed=args.seed, workers=args.workers)
+        _write_json(res, args.out, args.json, format_deep(res))
+        return
     seeds = _load_seeds(args.seeds) if args.seeds else None
     res = run_match(args.agent, opponents, rules=rules, games=args.games, seed=args.seed,
                     workers=args.workers, seeds=seeds)
     _write_json(res, args.out, args.json, format_table([res]))
+
+
+def cmd_behaviour(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.behaviour import behaviour_markdown, record_behaviour
+
+    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    if not opponents:
+        raise CliError("--opponents must name at least one agent")
+    res = record_behaviour(args.agent, opponents, rules=args.rules, games=args.games, seed=args.seed,
+                           workers=args.workers)
+    data = {"games_per_opponent": args.games, "opponents": opponents, "agents": {args.agent: res},
+            "deals": f"deals from seed {args.seed}"}
+    _write_json(res, args.out, args.json, "\n".join(behaviour_markdown(data)))
 
 
 def cmd_seeds(args: argparse.Namespace) -> None:
@@ -250,9 +276,23 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
     e.add_argument("--seeds", help="JSON file of deal seeds ({'deals': [...]}, see `climbrl seeds`)")
     e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    e.add_argument("--repeats", type=int, default=1, help="deep evaluation: repeat the match on this many deal "
+                   "sets (seeds SEED, SEED+1, ...) and report mean and sd of the win rate (e.g. 20 x --games 1000)")
     e.add_argument("--json", action="store_true")
     e.add_argument("--out", help="also write the JSON result here")
     e.set_defaults(func=cmd_evaluate)
+
+    bh = sub.add_parser("behaviour", help="the interpretability window for one agent (leads, passes, 2s, ...)")
+    bh.add_argument("--agent", required=True, help=f"agent ({agents})")
+    bh.add_argument("--opponents", default="random,greedy,heuristic",
+                    help="comma-separated; the agent plays --games games against three copies of each")
+    bh.add_argument("--rules", default="paper", help=f"rules preset ({presets})")
+    bh.add_argument("--games", type=int, default=400, help="games per opponent, a multiple of 4 (default 400)")
+    bh.add_argument("--seed", type=int, default=0)
+    bh.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    bh.add_argument("--json", action="store_true")
+    bh.add_argument("--out", help="also write the JSON result here")
+    bh.set_defaults(func=cmd_behaviour)
 
     sd = sub.add_parser("seeds", help="write a versioned file of evaluation deal seeds")
     sd.add_argument("--deals", type=int, default=1000)

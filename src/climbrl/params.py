@@ -16,7 +16,7 @@ from climbrl.config import ALGOS, CURRICULA, ConfigError, TrainConfig, train_con
 from climbrl.games.big2.rules import PRESETS
 
 SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
-            "tracking", "ablation")
+            "tracking", "ablation", "behaviour")
 
 
 class ParamsError(ValueError):
@@ -86,6 +86,17 @@ class AblationParams:
 
 
 @dataclass(frozen=True)
+class BehaviourParams:
+    """The interpretability window: recorded evaluation games of every learner, its kept
+    snapshots and the reference rule agents."""
+
+    games: int
+    opponents: tuple[str, ...]
+    reference_agents: tuple[str, ...]
+    workers: int
+
+
+@dataclass(frozen=True)
 class Params:
     rules: str
     seeds: SeedsParams
@@ -94,6 +105,7 @@ class Params:
     tune: TuneParams
     tracking: TrackingParams
     ablation: AblationParams
+    behaviour: BehaviourParams
     raw: dict[str, Any] = field(repr=False)
 
     def learners(self) -> list[str]:
@@ -158,7 +170,34 @@ def parse_params(raw: dict[str, Any]) -> Params:
     k = _section(raw, "tracking")
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
-    return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")), raw)
+    return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
+                  _behaviour(_section(raw, "behaviour")), raw)
+
+
+def _agent_list(b: dict, key: str) -> tuple[str, ...]:
+    from climbrl.agents.registry import make_agent
+
+    v = b[key]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ParamsError(f"behaviour.{key}: must be a list of agent names, got {v!r}")
+    for spec in v:
+        try:
+            make_agent(spec)
+        except ValueError as e:
+            raise ParamsError(f"behaviour.{key}: {e}") from None
+    return tuple(v)
+
+
+def _behaviour(b: dict) -> BehaviourParams:
+    b = {"games": 400, "opponents": ["random", "greedy", "heuristic"],
+         "reference_agents": ["random", "greedy", "heuristic"], "workers": 2, **b}
+    games = _int(b, "games", "behaviour", 4)
+    if games % 4:
+        raise ParamsError(f"behaviour.games: must be a multiple of 4, got {games}")
+    opponents = _agent_list(b, "opponents")
+    if not opponents:
+        raise ParamsError("behaviour.opponents: must name at least one opponent")
+    return BehaviourParams(games, opponents, _agent_list(b, "reference_agents"), _int(b, "workers", "behaviour", 1))
 
 
 def _ablation(a: dict) -> AblationParams:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-import numpy as np
-
 from climbrl.agents import Agent, Decision, make_agent
 from climbrl.cards import CardError, format_cards, parse_mask
 from climbrl.evaluate.match import seat_seed
@@ -26,27 +24,10 @@ class QuitGame(Exception):
 
 
 def hint_probabilities(agent: Agent, decision: Decision, rng: random.Random) -> list[float]:
-    """The agent's probability for each legal move."""
-    from climbrl.agents.external.charlesworth import CharlesworthAgent
-    from climbrl.learn.policy import PolicyAgent
+    """The agent's probability for each legal move (a rule agent: 1 on its choice)."""
+    from climbrl.evaluate.behaviour import move_probabilities
 
-    if isinstance(agent, PolicyAgent):
-        import torch
-
-        from climbrl.learn.encoding import encode_decisions
-
-        s, m, _ = encode_decisions([decision])
-        with torch.no_grad():
-            scores = agent.net(torch.from_numpy(s), torch.from_numpy(m), torch.zeros(len(m), dtype=torch.long))
-        z = np.exp(scores.numpy().astype(np.float64) - float(scores.max()))
-        return (z / z.sum()).tolist()
-    if isinstance(agent, CharlesworthAgent):
-        logits, actions = agent.logits([decision])
-        row = logits[0][actions[0]].astype(np.float64)
-        z = np.exp(row - row.max())
-        return (z / z.sum()).tolist()
-    choice = agent.act(decision, rng)
-    return [1.0 if i == choice else 0.0 for i in range(len(decision.moves))]
+    return move_probabilities(agent, [decision], [agent.act(decision, rng)])[0].tolist()
 
 
 def _show_table(state, seat: int, names: list[str], out: Callable[[str], None]) -> None:

@@ -185,8 +185,15 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         md += ["## Ablations", "", "The study's entropy and curriculum ablations (PPO, several seeds each) run "
                "apart from the main job: `dvc repro ablations/dvc.yaml`; tables and learning curves in "
                "[ablations/ablations.md](ablations/ablations.md).", ""]
+    beh = reports / "behaviour" / "behaviour.json"
+    if beh.exists():
+        from climbrl.evaluate.behaviour import behaviour_markdown
+
+        md += behaviour_markdown(json.loads(beh.read_text()))
+        for png in sorted((reports / "behaviour").glob("*.png")):
+            figure_paths.append(png)
+            md += [f"![{png.stem}](behaviour/{png.name})", ""]
     md += optuna_lines
-    md += ["## Not yet in this report", "", "The interpretability window arrives with its own stage.", ""]
     (reports / "report.md").write_text("\n".join(md))
     (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))

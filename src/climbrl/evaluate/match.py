@@ -120,9 +120,10 @@ def play_games(
     return states
 
 
-def _play_chunk(args: tuple) -> MatchResult:
-    agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
-    game = Big2Game(rules)
+def duplicate_seatings(agent_spec: str, opponent_specs: Sequence[str], seed: int, first_deal: int,
+                       seeds: Sequence[int]) -> tuple[Agent, list[list[Agent]], list[int], list[list[int]]]:
+    """The evaluated agent and, for every deal and every seat of it, the seating, deal seed and
+    seat seeds of one game (game ``i`` has the agent in seat ``i % 4``)."""
     agent = make_agent(agent_spec)
     # one object per distinct opponent spec (a batching agent then scores all its seats at
     # once); copies of the evaluated agent's own spec get objects of their own
@@ -145,6 +146,13 @@ def _play_chunk(args: tuple) -> MatchResult:
             seatings.append(seating)
             deal_list.append(ds)
             seat_seed_list.append([seat_seed(seed, d, agent_seat, s) for s in range(NUM_SEATS)])
+    return agent, seatings, deal_list, seat_seed_list
+
+
+def _play_chunk(args: tuple) -> MatchResult:
+    agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
+    game = Big2Game(rules)
+    _, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponent_specs, seed, first_deal, seeds)
     states = play_games(game, seatings, deal_list, seat_seed_list)
     res = MatchResult(agent_spec, list(opponent_specs), rules, seed)
     for i, st in enumerate(states):
