@@ -90,8 +90,20 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
     ]
     for m in matches:
         m["agent"] = algo
+    deep = []
+    if params.evaluate.repeats > 1:
+        from climbrl.evaluate.deep import deep_evaluate
+
+        # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
+        deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
+                              repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers)
+                for opp in params.evaluate.opponents]
+        for d in deep:
+            d["agent"] = algo
     timing = json.loads((RUNS / algo / "timing.json").read_text()) if (RUNS / algo / "timing.json").exists() else {}
     result = {"algo": algo, "rules": params.rules, "matches": matches, "timing": timing}
+    if deep:
+        result["deep"] = deep
     path = REPORTS / "eval" / f"{algo}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n")

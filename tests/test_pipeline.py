@@ -24,7 +24,7 @@ SMALL = {
         "ppo": {},
         "qlearning": {"target_sync": 2},
     },
-    "evaluate": {"games": 16, "opponents": ["random", "greedy"], "workers": 1},
+    "evaluate": {"games": 16, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
     "behaviour": {"games": 8, "opponents": ["random"], "reference_agents": ["greedy"], "workers": 1},
     "tune": {"algo": "ppo", "trials": 2, "epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"},
@@ -53,6 +53,7 @@ def test_the_repository_params_are_valid() -> None:
         (("seeds", "deals"), "many", "seeds.deals"),
         (("behaviour", "opponents"), ["randy"], "behaviour.opponents"),
         (("behaviour", "games"), 6, "behaviour.games"),
+        (("evaluate", "repeats"), 0, "evaluate.repeats"),
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
@@ -96,6 +97,8 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     md = Path("reports/report.md").read_text()
     assert "Final comparison" in md and "(n=16)" in md
     assert "Interpretability window" in md and "behaviour/behaviour_checkpoints.png" in md
+    assert "## Deep evaluation" in md and "(n=32)" in md
+    assert metrics["learners"]["ppo"]["deep_std/random"] >= 0
     page = Path("reports/report.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
     assert sorted(f.name for f in Path("reports/figures").iterdir()) == [

@@ -48,6 +48,8 @@ class EvaluateParams:
     games: int
     opponents: tuple[str, ...]
     workers: int
+    repeats: int = 1
+    """Deep evaluation when > 1: each match again on this many fresh deal sets (mean and sd)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def parse_params(raw: dict[str, Any]) -> Params:
     opponents = e.get("opponents", ["random", "greedy", "heuristic"])
     if not isinstance(opponents, list) or not opponents:
         raise ParamsError("evaluate.opponents: must be a non-empty list of agents")
-    evaluate = EvaluateParams(_int(e, "games", "evaluate", 4), tuple(opponents), _int(e, "workers", "evaluate", 1))
+    evaluate = EvaluateParams(_int(e, "games", "evaluate", 4), tuple(opponents), _int(e, "workers", "evaluate", 1),
+                              _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
     if evaluate.games % 4:
         raise ParamsError(f"evaluate.games: must be a multiple of 4, got {evaluate.games}")
     u = _section(raw, "tune")

@@ -8,6 +8,7 @@ import csv
 import html
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
             md.append(f"| {algo} | " + " | ".join(cells) + f" | {norm} | {secs / 60:.1f} min | "
                       f"{t.get('decisions_per_s', math.nan):,.0f} |")
         md += ["", f"Best learner (mean win rate over the baselines): **{metrics['best_learner']}**.", ""]
+        md += _deep_lines(evals, opponents, metrics)
     baselines = reports / "baselines.md"
     if baselines.exists():
         md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
@@ -198,6 +200,31 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))
     return reports / "report.md"
+
+
+def _deep_lines(evals: dict[str, dict[str, Any]], opponents: Sequence[str], metrics: dict[str, Any]) -> list[str]:
+    """The deep evaluation table (``evaluate.repeats`` > 1), when the evaluations hold one."""
+    deep = {a: {d["opponents"][0]: d for d in e["deep"]} for a, e in evals.items() if e.get("deep")}
+    if not deep:
+        return []
+    first = next(iter(next(iter(deep.values())).values()))
+    lines = ["## Deep evaluation", "",
+             f"Each final policy again on {first['repeats']} fresh deal sets of {first['games_per_repeat']} games "
+             "per baseline: mean +- standard deviation of the win rate over the repeats, then the pooled win rate "
+             "with its 95% interval.", "",
+             "| learner | " + " | ".join(f"vs 3x {o}" for o in opponents) + " |", "|---|" + "---|" * len(opponents)]
+    for algo, by_opp in deep.items():
+        cells = []
+        for o in opponents:
+            d = by_opp.get(o)
+            cells.append("-" if d is None else f"{d['win_rate_mean']:.3f} +- {d['win_rate_std']:.3f}; pooled "
+                         f"{d['pooled_win_rate']:.3f} [{d['pooled_low']:.3f}, {d['pooled_high']:.3f}] "
+                         f"(n={d['pooled_games']})")
+            if d is not None:
+                metrics["learners"][algo][f"deep_mean/{o}"] = d["win_rate_mean"]
+                metrics["learners"][algo][f"deep_std/{o}"] = d["win_rate_std"]
+        lines.append(f"| {algo} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def _budget(params: Params) -> str:
