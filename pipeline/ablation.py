@@ -78,12 +78,9 @@ def _stale(cfg: TrainConfig, out: Path) -> str | None:
 
 
 def _train_one(args: tuple[TrainConfig, str]) -> dict[str, Any]:
-    import torch
-
     from climbrl.learn.train import train
 
     cfg, out = args
-    torch.set_num_threads(1)
     why = _stale(cfg, Path(out))
     if why:
         print(f"{out}: starting over ({why})", file=sys.stderr)

@@ -359,3 +359,20 @@ def test_dueling_advantages_learn_from_replay() -> None:
     assert torch.allclose(learner.q_chosen(s), learner.net(
         torch.from_numpy(s.states), torch.from_numpy(s.moves),
         torch.from_numpy(np.repeat(np.arange(8), np.diff(s.offsets))))[torch.from_numpy(s.chosen)])
+
+
+def test_the_numbers_do_not_depend_on_the_machines_thread_count(tmp_path) -> None:
+    """Training pins torch to one intra-op thread: the float sums of a product split over more
+    threads differ in the last bits, and PPO's updates amplify such differences epoch by epoch."""
+    cfg = small("ppo", epochs=1, games_per_epoch=16, hidden=512, minibatch_decisions=4096)
+    before = torch.get_num_threads()
+    try:
+        weights = []
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            train(cfg, tmp_path / str(threads), progress=False)
+            net, _ = ckpt.load_network(tmp_path / str(threads) / "policy.pt")
+            weights.append(net.state_dict())
+    finally:
+        torch.set_num_threads(before)
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

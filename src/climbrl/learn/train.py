@@ -109,6 +109,10 @@ def _check_resume(cfg: TrainConfig, state: dict[str, Any], path: Path) -> None:
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
           on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train ``cfg.algo``; returns the summary (last evaluation, timings, history)."""
+    # One intra-op thread: a matrix product's float sums depend on how many threads split it,
+    # so the numbers would otherwise depend on the machine's core count (and the in-training
+    # evaluation's agents switch to one thread anyway, see load_policy_agent).
+    torch.set_num_threads(1)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
