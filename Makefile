@@ -7,7 +7,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv
+.PHONY: run test lint bench venv ablations
 
 venv: $(VENV)/.installed
 
@@ -19,6 +19,10 @@ $(VENV)/.installed: pyproject.toml
 
 run: venv
 	$(VENV)/bin/dvc repro
+
+# the study's entropy and curriculum ablations (about an hour on two cores; not part of `run`)
+ablations: venv
+	$(VENV)/bin/dvc repro ablations/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline
