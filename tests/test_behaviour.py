@@ -98,3 +98,19 @@ def test_markdown_has_every_table(tmp_path) -> None:
                     "Across checkpoints"):
         assert heading in md
     assert "| ppo | 10 |" in md
+
+
+def test_only_a_policy_networks_scores_are_read_as_probabilities(tmp_path) -> None:
+    from climbrl.config import train_config
+    from climbrl.learn.train import train
+
+    decisions = _decisions(20, seed=3)
+    for algo, softmax in (("ppo", True), ("mcq", False)):
+        train(train_config(algo, epochs=1, games_per_epoch=4, eval_every=0, hidden=16), tmp_path / algo,
+              progress=False)
+        agent = make_agent(f"checkpoint:{tmp_path / algo / 'policy.pt'}")
+        assert agent.scores_are_logits is softmax
+        picks = agent.act_batch(decisions, [random.Random(i) for i in range(20)])
+        probs = move_probabilities(agent, decisions, picks)
+        one_hot = all(p[k] == 1.0 for p, k in zip(probs, picks, strict=True))
+        assert one_hot is not softmax

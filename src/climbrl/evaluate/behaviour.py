@@ -12,9 +12,9 @@ against three copies of each opponent) and records every decision of the agent's
   following, alone or inside a combination) and how many it still holds when the game ends;
 - **named situations** (:data:`SITUATIONS`): the agent's mean probability on a class of moves
   (e.g. "pass" when it can beat an opponent about to go out), and how often its chosen move was
-  in that class. A network's probabilities are the softmax over its scores of the legal moves
-  (for PPO the policy itself; for the value learners a Boltzmann reading of their Q-values at
-  temperature 1); a rule agent's distribution is its chosen move.
+  in that class. A policy network's probabilities (PPO) are the softmax over its scores of the
+  legal moves; a value learner (its scores are Q-values) and a rule agent put probability 1 on
+  the move they choose.
 
 The numbers are sums over decisions, merged in deal order, so they are the same for any number of
 workers.
@@ -51,7 +51,7 @@ def move_probabilities(agent: Agent, decisions: Sequence[Decision], picks: Seque
     from climbrl.agents.external.charlesworth import CharlesworthAgent
     from climbrl.learn.policy import PolicyAgent
 
-    if isinstance(agent, PolicyAgent):
+    if isinstance(agent, PolicyAgent) and agent.scores_are_logits:
         import torch
 
         from climbrl.learn.encoding import encode_decisions
@@ -336,9 +336,9 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
                      f"{_f(s['twos_share_leading'])} | {_f(s['twos_held_at_end_share'])} |")
     lines += ["", "### Named situations", "",
               "Mean probability the agent puts on a class of moves in a situation, then how often its chosen move "
-              "was in the class, and n (decisions in the situation). A network's probabilities are the softmax of "
-              "its scores (PPO: its policy; value learners: a Boltzmann reading of their Q-values); a rule "
-              "agent's are its choice.", ""]
+              "was in the class, and n (decisions in the situation). PPO's probabilities are its policy (the "
+              "softmax of its scores; it plays the most probable move); a value learner or rule agent puts "
+              "probability 1 on its choice.", ""]
     lines += [f"- `{name}`: {desc}" for name, (desc, _, _) in SITUATIONS.items()]
     lines += ["", "| agent | " + " | ".join(f"`{n}`" for n in SITUATIONS) + " |", "|---|" + "---|" * len(SITUATIONS)]
     for name, s in agents.items():
@@ -347,7 +347,8 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
     checkpoints: dict[str, list[dict[str, Any]]] = data.get("checkpoints", {})
     if checkpoints:
         lines += ["", "### Across checkpoints", "",
-                  "The same measures for the policies kept during training (`runs/<learner>/snapshots/`).", "",
+                  "The same measures for the policies kept during training (`runs/<learner>/snapshots/`); the "
+                  "win rate is over all the recorded games (the opponents pooled).", "",
                   "| learner | epoch | win rate | single leads | 5+ card leads | pass when can beat | 2s: mean hand "
                   "size | early 5+ lead p | pass vs one card p |", "|---|---|---|---|---|---|---|---|---|"]
         for algo, points in checkpoints.items():

@@ -21,11 +21,17 @@ from climbrl.learn.encoding import encode_decisions
 from climbrl.learn.network import ActionInNet
 
 MODES = ("sample", "greedy", "epsilon")
+POLICY_LEARNERS = ("ppo",)
+"""Learners whose network scores are policy logits (the others learn Q-values)."""
 
 
 class PolicyAgent(Agent):
+    """``scores_are_logits``: the network was trained as a policy (PPO), so the softmax of its
+    scores is its move distribution; a value learner's scores are Q-values, whose softmax is not
+    (the interpretability window and play hints then show its greedy choice)."""
+
     def __init__(self, net: ActionInNet, mode: str = "greedy", epsilon: float = 0.0,
-                 name: str = "policy", record: bool = False) -> None:
+                 name: str = "policy", record: bool = False, scores_are_logits: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.net = net
@@ -33,6 +39,7 @@ class PolicyAgent(Agent):
         self.epsilon = epsilon
         self.name = name
         self.record = record
+        self.scores_are_logits = scores_are_logits
         self.last: dict[str, Any] | None = None
 
     def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
@@ -74,4 +81,5 @@ def load_policy_agent(path: str | Path, mode: str = "greedy") -> PolicyAgent:
 
     net, meta = load_network(path)
     torch.set_num_threads(1)
-    return PolicyAgent(net.eval(), mode=mode, name=f"checkpoint:{Path(path).name}")
+    return PolicyAgent(net.eval(), mode=mode, name=f"checkpoint:{Path(path).name}",
+                       scores_are_logits=meta.get("algo") in POLICY_LEARNERS)
