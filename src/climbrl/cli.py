@@ -28,6 +28,11 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated list of names (agents, participants), blanks dropped."""
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
 def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
     payload = json.dumps(obj, indent=2)
     if out:
@@ -80,7 +85,7 @@ def _load_seeds(path: str) -> list[int]:
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from climbrl.evaluate.match import format_table, run_match
 
-    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    opponents = _names(args.opponents)
     rules = args.rules
     if rules is None:
         uses_public = any(s.startswith("charlesworth") for s in [args.agent, *opponents])
@@ -105,7 +110,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 def cmd_behaviour(args: argparse.Namespace) -> None:
     from climbrl.evaluate.behaviour import behaviour_markdown, record_behaviour
 
-    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    opponents = _names(args.opponents)
     if not opponents:
         raise CliError("--opponents must name at least one agent")
     res = record_behaviour(args.agent, opponents, rules=args.rules, games=args.games, seed=args.seed,
@@ -202,7 +207,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
 def cmd_tournament(args: argparse.Namespace) -> None:
     from climbrl.evaluate.tournament import format_leaderboard, plot_pairwise, run_tournament
 
-    parts = [p.strip() for p in args.participants.split(",") if p.strip()]
+    parts = _names(args.participants)
     rules = args.rules or ("charlesworth" if any("charlesworth" in p for p in parts) else "paper")
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers)
     if args.out:
@@ -216,7 +221,7 @@ def cmd_tournament(args: argparse.Namespace) -> None:
 def cmd_play(args: argparse.Namespace) -> None:
     from climbrl.play import play
 
-    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    opponents = _names(args.opponents)
     if len(opponents) == 1:
         opponents *= 3
     if len(opponents) != 3:

@@ -205,8 +205,7 @@ def _behaviour(b: dict) -> BehaviourParams:
 
 def _ablation(a: dict) -> AblationParams:
     defaults = {"seeds": 3, "epochs": 100, "games_per_epoch": 200, "eval_every": 5, "eval_games": 400, "workers": 2,
-                "entropy": [0.0, 0.001, 0.01, 0.05, 0.1],
-                "curriculum": ["self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool"]}
+                "entropy": [0.0, 0.001, 0.01, 0.05, 0.1], "curriculum": list(CURRICULA)}
     a = {**defaults, **a}
     ints = {k: _int(a, k, "ablation", low) for k, low in
             (("seeds", 1), ("epochs", 1), ("games_per_epoch", 1), ("eval_every", 1), ("eval_games", 4), ("workers", 1))}
