@@ -181,6 +181,18 @@ def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> No
     assert (tmp_path / "0-ppo" / "policy.pt").exists() and (tmp_path / "1-mcq" / "policy.pt").exists()
 
 
+def test_the_study_flow_runs_every_stage_in_order(study_dir) -> None:
+    from pipeline.flows import study_flow
+
+    res = study_flow("params.yaml", learners=["ppo", "qlearning"], track=False)
+    assert set(res["evaluations"]) == {"ppo", "qlearning"}
+    assert json.loads(Path("reports/tournament.json").read_text())["games"] > 0
+    beh = json.loads(Path("reports/behaviour/behaviour.json").read_text())
+    assert set(beh["agents"]) == {"ppo", "qlearning", "greedy"}
+    md = Path(res["report"]).read_text()
+    assert "Final comparison" in md and "Interpretability window" in md and "## Tournament" in md
+
+
 def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
     from collections import Counter
 
