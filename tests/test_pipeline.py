@@ -247,6 +247,12 @@ def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
     assert all(len(c["runs"]) == 2 and "std/random" in c for c in s["configs"])
     md = summary_markdown().read_text()
     assert "| opponent_pool |" in md and "![curriculum](curriculum.png)" in md
+    from climbrl.report import _ablation_lines
+
+    figures: list[Path] = []
+    lines = _ablation_lines(Path("reports"), figures)  # the main report's copy, figures re-pointed
+    assert "![curriculum](ablations/curriculum.png)" in lines and "### curriculum (curriculum)" in lines
+    assert [f.name for f in figures] == ["curriculum.png"] and figures[0].exists()
     # repeated: every run resumes from its checkpoint and gives the same numbers
     assert run_ablation("curriculum", p, **small)["configs"] == s["configs"]
     # a checkpoint of another configuration is discarded, not resumed
