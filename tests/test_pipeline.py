@@ -271,3 +271,25 @@ def test_ablation_params_are_validated() -> None:
         parse_params({**SMALL, "ablation": {"seeds": 0}})
     assert parse_params(SMALL).ablation.entropy == (0.0, 0.001, 0.01, 0.05, 0.1)
     assert load_params(REPO / "params.yaml").ablation.epochs == 100
+
+
+def test_participant_labels_are_plain_names() -> None:
+    from climbrl.evaluate.tournament import split_label
+
+    assert split_label("ppo=checkpoint:runs/ppo/policy.pt") == ("ppo", "checkpoint:runs/ppo/policy.pt")
+    path = "checkpoint:runs/ablation/curriculum=self_play/seed0/policy.pt"  # '=' inside the path
+    assert split_label(path) == (path, path)
+    assert split_label("best=" + path) == ("best", path)
+    assert split_label("heuristic") == ("heuristic", "heuristic")
+
+
+def test_an_unlabelled_checkpoint_whose_path_holds_an_equals_sign_plays(tmp_path) -> None:
+    from climbrl.config import train_config
+    from climbrl.evaluate.tournament import run_tournament
+    from climbrl.learn.train import train
+
+    out = tmp_path / "ent_coef=0.1"
+    train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), out, progress=False)
+    spec = f"checkpoint:{out / 'policy.pt'}"
+    res = run_tournament([spec, "random", "greedy", "heuristic"], deals=1)
+    assert spec in {r["participant"] for r in res["leaderboard"]}

@@ -33,6 +33,13 @@ def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
+def _default_rules(rules: str | None, agents: list[str]) -> str:
+    """The given preset, else ``charlesworth`` when the public agent plays (its own rules), else paper."""
+    if rules is not None:
+        return rules
+    return "charlesworth" if any(a.startswith("charlesworth") for a in agents) else "paper"
+
+
 def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
     payload = json.dumps(obj, indent=2)
     if out:
@@ -86,10 +93,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     from climbrl.evaluate.match import format_table, run_match
 
     opponents = _names(args.opponents)
-    rules = args.rules
-    if rules is None:
-        uses_public = any(s.startswith("charlesworth") for s in [args.agent, *opponents])
-        rules = "charlesworth" if uses_public else "paper"
+    rules = _default_rules(args.rules, [args.agent, *opponents])
     if args.repeats < 1:
         raise CliError(f"--repeats must be >= 1, got {args.repeats}")
     if args.repeats > 1:
@@ -113,8 +117,8 @@ def cmd_behaviour(args: argparse.Namespace) -> None:
     opponents = _names(args.opponents)
     if not opponents:
         raise CliError("--opponents must name at least one agent")
-    res = record_behaviour(args.agent, opponents, rules=args.rules, games=args.games, seed=args.seed,
-                           workers=args.workers)
+    res = record_behaviour(args.agent, opponents, rules=_default_rules(args.rules, [args.agent, *opponents]),
+                           games=args.games, seed=args.seed, workers=args.workers)
     data = {"games_per_opponent": args.games, "opponents": opponents, "agents": {args.agent: res},
             "deals": f"deals from seed {args.seed}"}
     _write_json(res, args.out, args.json, "\n".join(behaviour_markdown(data)))
@@ -205,10 +209,10 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 
 def cmd_tournament(args: argparse.Namespace) -> None:
-    from climbrl.evaluate.tournament import format_leaderboard, plot_pairwise, run_tournament
+    from climbrl.evaluate.tournament import format_leaderboard, plot_pairwise, run_tournament, split_label
 
     parts = _names(args.participants)
-    rules = args.rules or ("charlesworth" if any("charlesworth" in p for p in parts) else "paper")
+    rules = _default_rules(args.rules, [split_label(p)[1] for p in parts])
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers)
     if args.out:
         out = Path(args.out)
@@ -226,7 +230,7 @@ def cmd_play(args: argparse.Namespace) -> None:
         opponents *= 3
     if len(opponents) != 3:
         raise CliError("--opponents takes one agent (three copies) or three")
-    rules = args.rules or ("charlesworth" if any(o.startswith("charlesworth") for o in opponents) else "paper")
+    rules = _default_rules(args.rules, opponents)
     play(rules, tuple(opponents), seat=args.seat, seed=args.seed, hints=args.hints)
 
 
@@ -291,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     bh.add_argument("--agent", required=True, help=f"agent ({agents})")
     bh.add_argument("--opponents", default="random,greedy,heuristic",
                     help="comma-separated; the agent plays --games games against three copies of each")
-    bh.add_argument("--rules", default="paper", help=f"rules preset ({presets})")
+    bh.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
+                    "charlesworth when the public agent plays")
     bh.add_argument("--games", type=int, default=400, help="games per opponent, a multiple of 4 (default 400)")
     bh.add_argument("--seed", type=int, default=0)
     bh.add_argument("--workers", type=int, default=os.cpu_count() or 1)

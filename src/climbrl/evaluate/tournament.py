@@ -63,17 +63,23 @@ def _play_chunk(args: tuple) -> list[list[int]]:
     return out
 
 
-def _spec(participant: str) -> str:
-    """``label=spec`` names a participant (``ppo=checkpoint:runs/ppo/policy.pt``); else the spec."""
+def split_label(participant: str) -> tuple[str, str]:
+    """(label, spec): ``label=spec`` names a participant (``ppo=checkpoint:runs/ppo/policy.pt``).
+
+    Only a plain name counts as a label: in ``checkpoint:runs/ablation/curriculum=self_play/...``
+    the ``=`` belongs to the path, and the whole string is the spec (and its label).
+    """
     label, eq, spec = participant.partition("=")
-    return spec if eq else participant
+    if eq and label and not any(c in label for c in ":/\\"):
+        return label, spec
+    return participant, participant
 
 
 def run_tournament(participants: Sequence[str], rules: str = "paper", deals: int = 1, seed: int = 0,
                    workers: int = 1, chunk_games: int = 240) -> dict[str, Any]:
     """Every participant (an agent spec, or ``label=spec``) in the balanced schedule."""
-    labels = [p.partition("=")[0] if "=" in p else p for p in participants]
-    specs = [_spec(p) for p in participants]
+    labels = [split_label(p)[0] for p in participants]
+    specs = [split_label(p)[1] for p in participants]
     if len(specs) < 4:
         raise ValueError(f"a four-seat tournament needs at least 4 participants, got {len(specs)}")
     if len(set(labels)) != len(labels):
