@@ -31,7 +31,6 @@ import numpy as np
 from climbrl.agents.base import Agent, Decision
 from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import PASS, SINGLE, TYPE_NAMES
-from climbrl.games.big2.rules import get_rules
 
 NUM_SEATS = 4
 TWOS = 0xF << 48  # the four 2s (rank 12 of 3..A,2)
@@ -259,25 +258,10 @@ def record_behaviour(agent: str, opponents: Sequence[str], rules: str = "paper",
                      workers: int = 1, seeds: Sequence[int] | None = None) -> dict[str, Any]:
     """Play ``games`` evaluation games of ``agent`` against each opponent in ``opponents`` (three
     copies each) and summarize its decisions over all of them."""
-    from climbrl.agents.registry import make_agent
-    from climbrl.evaluate.match import CHUNK_DEALS, _pool, deal_seeds
+    from climbrl.evaluate.match import map_tasks, match_tasks
 
-    if games <= 0 or games % NUM_SEATS:
-        raise ValueError(f"games must be a positive multiple of 4 (every deal from every seat), got {games}")
-    get_rules(rules)
-    for spec in [agent, *opponents]:
-        make_agent(spec)
-    n_deals = games // NUM_SEATS
-    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals)
-    if len(all_seeds) < n_deals:
-        raise ValueError(f"{n_deals} deals needed, the seed list holds {len(all_seeds)}")
-    tasks = [(agent, (opp,) * 3, rules, seed, start, all_seeds[start:min(start + CHUNK_DEALS, n_deals)])
-             for opp in opponents for start in range(0, n_deals, CHUNK_DEALS)]
-    if workers == 1:
-        parts = [_record_chunk(t) for t in tasks]
-    else:
-        with _pool(min(workers, len(tasks))) as pool:
-            parts = list(pool.map(_record_chunk, tasks))
+    tasks = match_tasks(agent, [(opp,) * 3 for opp in opponents], rules, games, seed, seeds)
+    parts = map_tasks(_record_chunk, tasks, workers)
     total = Behaviour()
     for p in parts:
         total.merge(p)

@@ -172,6 +172,34 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method))
 
 
+def match_tasks(agent: str, opponent_triples: Sequence[tuple[str, str, str]], rules: str, games: int, seed: int,
+                seeds: Sequence[int] | None) -> list[tuple]:
+    """Checked chunk tasks ``(agent, opponents, rules, seed, first_deal, deal_seeds)``: ``games``
+    games against each opponent triple, in chunks of :data:`CHUNK_DEALS` deals. Bad names, rules
+    or sizes fail here, before any process starts."""
+    if games <= 0 or games % NUM_SEATS:
+        raise ValueError(f"games must be a positive multiple of 4 (every deal from every seat), got {games}")
+    get_rules(rules)
+    for spec in [agent, *(o for triple in opponent_triples for o in triple)]:
+        make_agent(spec)
+    n_deals = games // NUM_SEATS
+    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals)
+    if len(all_seeds) < n_deals:
+        raise ValueError(f"{n_deals} deals needed, the seed list holds {len(all_seeds)}")
+    return [(agent, tuple(triple), rules, seed, start, all_seeds[start:min(start + CHUNK_DEALS, n_deals)])
+            for triple in opponent_triples for start in range(0, n_deals, CHUNK_DEALS)]
+
+
+def map_tasks(fn: Callable[[tuple], Any], tasks: list[tuple], workers: int) -> list[Any]:
+    """``fn`` over ``tasks``, in order: in this process, or on ``workers`` processes."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers == 1 or len(tasks) == 1:
+        return [fn(t) for t in tasks]
+    with _pool(min(workers, len(tasks))) as pool:
+        return list(pool.map(fn, tasks))
+
+
 def run_match(
     agent: str,
     opponents: Sequence[str],
@@ -191,26 +219,8 @@ def run_match(
         opponents = opponents * 3
     if len(opponents) != 3:
         raise ValueError(f"give one opponent (three copies) or three, got {len(opponents)}")
-    if games <= 0 or games % NUM_SEATS:
-        raise ValueError(f"games must be a positive multiple of 4 (every deal from every seat), got {games}")
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    get_rules(rules)
-    for spec in [agent, *opponents]:
-        make_agent(spec)  # fail fast on a bad name, before any process starts
-    n_deals = games // NUM_SEATS
-    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals)
-    if len(all_seeds) < n_deals:
-        raise ValueError(f"{n_deals} deals needed, the seed list holds {len(all_seeds)}")
-    tasks = [
-        (agent, tuple(opponents), rules, seed, start, all_seeds[start:min(start + CHUNK_DEALS, n_deals)])
-        for start in range(0, n_deals, CHUNK_DEALS)
-    ]
-    if workers == 1 or len(tasks) == 1:
-        parts = [_play_chunk(t) for t in tasks]
-    else:
-        with _pool(min(workers, len(tasks))) as pool:
-            parts = list(pool.map(_play_chunk, tasks))
+    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds)
+    parts = map_tasks(_play_chunk, tasks, workers)
     total = MatchResult(agent, opponents, rules, seed)
     for p in parts:
         total.add(p)
