@@ -2,9 +2,11 @@
 
 Paths (relative to the repository root):
   data/eval_seeds.json            versioned evaluation deal set (DVC-cached)
+  data/valid_seeds.json           versioned validation deal set, disjoint from it (DVC-cached)
   runs/<algo>/                    checkpoint.pt, policy.pt, metrics.csv (DVC-cached)
   reports/curves/<algo>.csv       learning curves (DVC plots, committed)
   reports/eval/<algo>.json        final evaluation against the baselines (committed)
+  reports/validation/<algo>.json  the same matches on the validation deals: they choose the best learner
   reports/behaviour/              the interpretability window (committed)
   reports/metrics.json            the headline numbers (DVC metrics, committed)
   reports/report.md, .html        the generated report (committed)
@@ -21,21 +23,35 @@ from typing import Any
 from climbrl.params import Params, load_params
 
 SEEDS = Path("data/eval_seeds.json")
+VALID_SEEDS = Path("data/valid_seeds.json")
 RUNS = Path("runs")
 REPORTS = Path("reports")
 
 
-def make_seeds(params: Params, out: Path = SEEDS) -> Path:
+def make_seeds(params: Params, out: Path = SEEDS, valid_out: Path = VALID_SEEDS) -> Path:
+    """The evaluation deal set and the validation deal set, checked disjoint before either is written."""
     from climbrl.evaluate.match import deal_seeds
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"seed": params.seeds.seed, "deals": deal_seeds(params.seeds.seed, params.seeds.deals)}))
+    s = params.seeds
+    evaluation, validation = deal_seeds(s.seed, s.deals), deal_seeds(s.validation_seed, s.validation_deals)
+    check_disjoint(evaluation, validation)
+    for path, seed, deals in ((out, s.seed, evaluation), (valid_out, s.validation_seed, validation)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"seed": seed, "deals": deals}))
     return out
 
 
 def load_seeds(path: Path = SEEDS) -> list[int]:
     data = json.loads(Path(path).read_text())
     return [int(s) for s in data["deals"]]
+
+
+def check_disjoint(evaluation: list[int], validation: list[int]) -> None:
+    """The deals that choose the winner must not be among those that report its result."""
+    shared = set(evaluation) & set(validation)
+    if shared:
+        raise ValueError(f"the validation deals share {len(shared)} deal seed(s) with the evaluation deals "
+                         f"(e.g. {min(shared)}): choose another seeds.validation_seed")
 
 
 def write_curve(history: list[dict[str, Any]], path: Path) -> None:
@@ -78,18 +94,27 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
 
 
 def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str, Any]:
-    """The trained policy against three copies of each baseline on the versioned deal set."""
+    """The trained policy against three copies of each baseline on the versioned evaluation deals
+    (reports/eval, the reported result) and on the disjoint validation deals (reports/validation,
+    which choose the best learner)."""
     from climbrl.evaluate.match import run_match
 
-    seeds = load_seeds()
+    seeds, valid_seeds = load_seeds(), load_seeds(VALID_SEEDS)
+    check_disjoint(seeds[:params.evaluate.games // 4], valid_seeds)
     policy = RUNS / algo / "policy.pt"
-    matches = [
-        run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
-                  workers=params.evaluate.workers, seeds=seeds)
-        for opp in params.evaluate.opponents
-    ]
-    for m in matches:
-        m["agent"] = algo
+
+    def play(deals: list[int], games: int, seed: int) -> list[dict[str, Any]]:
+        matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
+                             workers=params.evaluate.workers, seed=seed, seeds=deals)
+                   for opp in params.evaluate.opponents]
+        for m in matches:
+            m["agent"] = algo
+        return matches
+
+    matches = play(seeds, params.evaluate.games, 0)
+    vs = params.seeds
+    validation = {"algo": algo, "rules": params.rules, "deal_seed": vs.validation_seed,
+                  "matches": play(valid_seeds, 4 * vs.validation_deals, vs.validation_seed)}
     deep = []
     if params.evaluate.repeats > 1:
         from climbrl.evaluate.deep import deep_evaluate
@@ -107,11 +132,15 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
     path = REPORTS / "eval" / f"{algo}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n")
+    valid_path = REPORTS / "validation" / f"{algo}.json"
+    valid_path.parent.mkdir(parents=True, exist_ok=True)
+    valid_path.write_text(json.dumps(validation, indent=2) + "\n")
     if track:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         tr.log_evaluation(algo, result, path)
+        tr.log_evaluation(algo, validation, valid_path, stage="validate")
     return result
 
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 SMALL = {
     "rules": "paper",
-    "seeds": {"deals": 40, "seed": 1},
+    "seeds": {"deals": 40, "seed": 1, "validation_deals": 3, "validation_seed": 7},
     "train": {
         "common": {"epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16, "hidden": 32,
                    "minibatch_decisions": 64, "batch_size": 32, "updates_per_epoch": 3,
@@ -94,6 +94,8 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert set(metrics["learners"]) == {"ppo", "qlearning"}
     assert metrics["learners"]["ppo"]["games/random"] == 16
     assert metrics["best_learner"] in ("ppo", "qlearning")
+    assert metrics["learners"]["ppo"]["valid_games/random"] == 12  # the 3 validation deals x 4 seats
+    assert metrics["selection"]["chosen_on"] == "validation"
     md = Path("reports/report.md").read_text()
     assert "Final comparison" in md and "(n=16)" in md
     assert "Interpretability window" in md and "behaviour/behaviour_checkpoints.png" in md
@@ -115,6 +117,10 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert "metrics.win_rate/random" in runs.columns
     client = mlflow.tracking.MlflowClient()
     assert client.get_registered_model("test-best").name == "test-best"
+    from climbrl.track import load_registered_policy
+
+    assert load_registered_policy("test-best", alias="best").net is not None
+    assert set(runs[runs["tags.stage"] == "validate"]["tags.algo"]) == {"ppo", "qlearning"}
     history = client.get_metric_history(train_runs.iloc[0]["run_id"], "win_rate/random")
     assert [m.step for m in history] == [1, 2]
 

@@ -39,8 +39,14 @@ def _str(section: dict, key: str, where: str) -> str:
 
 @dataclass(frozen=True)
 class SeedsParams:
+    """The versioned deal sets: ``deals`` evaluation deals from ``seed`` (the reported test
+    numbers) and ``validation_deals`` from ``validation_seed`` (the deals that choose the best
+    learner); the two sets are checked to be disjoint when written."""
+
     deals: int
     seed: int
+    validation_deals: int = 250
+    validation_seed: int = 20261
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,12 @@ def parse_params(raw: dict[str, Any]) -> Params:
     if rules not in PRESETS:
         raise ParamsError(f"rules: unknown rules preset {rules!r} (presets: {', '.join(PRESETS)})")
     s = _section(raw, "seeds")
-    seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"))
+    s = {"validation_deals": 250, "validation_seed": 20261, **s}
+    seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"),
+                        _int(s, "validation_deals", "seeds", 1), _int(s, "validation_seed", "seeds"))
+    if seeds.validation_seed == seeds.seed:
+        raise ParamsError(f"seeds.validation_seed: must differ from seeds.seed ({seeds.seed}): the validation "
+                          "deals must be disjoint from the evaluation deals")
     t = _section(raw, "train")
     common = t.get("common", {})
     if not isinstance(common, dict):
@@ -159,6 +170,9 @@ def parse_params(raw: dict[str, Any]) -> Params:
                               _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
     if evaluate.games % 4:
         raise ParamsError(f"evaluate.games: must be a multiple of 4, got {evaluate.games}")
+    if evaluate.repeats > 1 and 1 <= seeds.validation_seed <= evaluate.repeats:
+        raise ParamsError(f"seeds.validation_seed: {seeds.validation_seed} is the seed of a deep-evaluation deal "
+                          f"set (1..evaluate.repeats = {evaluate.repeats}); pick another")
     u = _section(raw, "tune")
     tune = TuneParams(
         algo=_str(u, "algo", "tune"), trials=_int(u, "trials", "tune", 1), epochs=_int(u, "epochs", "tune", 1),

@@ -20,6 +20,8 @@ os.environ.setdefault("DO_NOT_TRACK", "true")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 PIP_REQUIREMENTS = ["torch==2.13.0", "numpy==2.4.6", "climbrl==0.1.0"]
+REGISTERED_DIR = "policy"
+REGISTERED_FILE = "policy.pt"
 
 
 def git_commit() -> str:
@@ -73,32 +75,98 @@ def log_training(cfg_dict: dict[str, Any], history: list[dict[str, Any]], out_di
         return run.info.run_id
 
 
-def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[str, str] | None = None) -> str:
-    """A run for one learner's final evaluation: a metric per opponent, the JSON as artifact."""
+def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[str, str] | None = None,
+                   stage: str = "evaluate") -> str:
+    """A run for one learner's final evaluation (``stage`` evaluate) or its validation (``validate``):
+    a metric per opponent, the JSON as artifact."""
     import mlflow
 
-    with mlflow.start_run(run_name=f"evaluate-{algo}") as run:
+    with mlflow.start_run(run_name=f"{stage}-{algo}") as run:
         for m in results["matches"]:
             opp = m["opponents"][0]
             for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate", "mean_reward"):
                 mlflow.log_metric(f"{k}/{opp}", m[k])
             mlflow.log_metric(f"games/{opp}", m["games"])
-        mlflow.set_tags({"algo": algo, "stage": "evaluate", "git_commit": git_commit(), **(tags or {})})
+        mlflow.set_tags({"algo": algo, "stage": stage, "git_commit": git_commit(), **(tags or {})})
         mlflow.log_artifact(str(path))
         return run.info.run_id
 
 
-def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict[str, float]) -> str:
-    """Log the best policy network as an MLflow model and register it under ``model_name``."""
+def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict[str, float],
+                    alias: str = "best") -> str:
+    """Register the best policy under ``model_name`` as a weights-only checkpoint; returns the version.
+
+    The artifact is the project's network file (``torch.save`` of tensors, plain containers and the
+    network's config, read back with ``weights_only=True``), not a pickled model: loading it from a
+    shared registry never runs code from the file; the code comes from the installed climbrl
+    (:func:`load_registered_policy`). The version's tags name the format, the loader and the
+    file's SHA-256, and ``alias`` points at it.
+    """
+    import tempfile
+
     import mlflow
-    import mlflow.pytorch
 
-    from climbrl.learn.checkpoint import load_network
+    from climbrl.learn import checkpoint as ckpt
 
-    net, _ = load_network(policy_path)
-    with mlflow.start_run(run_name=f"best-policy-{algo}") as run:
+    net, meta = ckpt.load_network(policy_path)  # refuses anything that is not a weights-only network file
+    with tempfile.TemporaryDirectory() as tmp, mlflow.start_run(run_name=f"best-policy-{algo}") as run:
+        artifact = Path(tmp) / REGISTERED_FILE
+        ckpt.save_atomic(ckpt.network_payload(net, meta.get("algo", algo), int(meta.get("epoch", 0))), artifact)
         mlflow.log_metrics(metrics)
         mlflow.set_tags({"algo": algo, "stage": "register", "git_commit": git_commit()})
-        mlflow.pytorch.log_model(net, name="policy", pip_requirements=PIP_REQUIREMENTS,
-                                 serialization_format="pickle", registered_model_name=model_name)
-        return run.info.run_id
+        mlflow.log_artifact(str(artifact), artifact_path=REGISTERED_DIR)
+        source = f"{run.info.artifact_uri.rstrip('/')}/{REGISTERED_DIR}"
+        client = mlflow.tracking.MlflowClient()
+        try:
+            client.get_registered_model(model_name)
+        except mlflow.exceptions.MlflowException:
+            client.create_registered_model(model_name, description="climbrl policy networks, weights-only "
+                                           "checkpoints: load with climbrl.track.load_registered_policy")
+        version = client.create_model_version(model_name, source=source, run_id=run.info.run_id, tags={
+            "format": f"{ckpt.FORMAT} v{ckpt.VERSION}: torch.save of tensors and plain data, weights_only=True",
+            "loader": "climbrl.track.load_registered_policy", "algo": algo, "sha256": _sha256(artifact),
+            "requirements": ", ".join(PIP_REQUIREMENTS)})
+        if alias:
+            client.set_registered_model_alias(model_name, alias, version.version)
+        return str(version.version)
+
+
+def load_registered_policy(name: str, version: str | int | None = None, alias: str | None = None,
+                           mode: str = "greedy") -> Any:
+    """A registered policy as an agent (:class:`climbrl.learn.policy.PolicyAgent`).
+
+    Give ``version`` or ``alias``. The artifact is downloaded, its SHA-256 checked against the
+    version's tag, and read with ``torch.load(weights_only=True)`` through climbrl's own loader: a
+    file that is not a weights-only climbrl network (a tampered pickle, say) raises
+    :class:`climbrl.learn.checkpoint.CheckpointError` and none of its code runs.
+    """
+    import tempfile
+
+    import mlflow
+
+    from climbrl.learn.checkpoint import CheckpointError
+    from climbrl.learn.policy import load_policy_agent
+
+    if (version is None) == (alias is None):
+        raise ValueError("give exactly one of version and alias")
+    client = mlflow.tracking.MlflowClient()
+    mv = (client.get_model_version(name, str(version)) if version is not None
+          else client.get_model_version_by_alias(name, alias))
+    if mv.tags.get("loader") != "climbrl.track.load_registered_policy":
+        raise CheckpointError(f"model {name} version {mv.version} was not registered as a climbrl weights-only "
+                              f"policy (loader tag {mv.tags.get('loader')!r}); refusing to load it")
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(mlflow.artifacts.download_artifacts(artifact_uri=f"{mv.source.rstrip('/')}/{REGISTERED_FILE}",
+                                                         dst_path=tmp))
+        digest = _sha256(local)
+        if digest != mv.tags.get("sha256"):
+            raise CheckpointError(f"model {name} version {mv.version}: the artifact's SHA-256 {digest[:12]}... "
+                                  f"does not match the registered {str(mv.tags.get('sha256'))[:12]}...; "
+                                  "the file was changed after registration")
+        agent = load_policy_agent(local, mode=mode)
+    agent.name = f"models:/{name}/{mv.version}"
+    return agent
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
