@@ -10,7 +10,7 @@ from pipeline import stages
 
 from climbrl.evaluate.stats import wilson_interval
 from climbrl.params import ParamsError, parse_params
-from climbrl.report import build_report, choose_best
+from climbrl.report import build_report
 
 PARAMS = {
     "rules": "paper",
@@ -89,6 +89,8 @@ def test_the_best_learner_is_chosen_on_the_validation_deals_not_the_evaluation_d
 
 
 def test_choose_best_uses_only_the_numbers_it_is_given() -> None:
+    from climbrl.report import choose_best
+
     valid = {"ppo": {"random": _match("random", 10, 40)}, "mcq": {"random": _match("random", 11, 40)}}
     assert choose_best(valid) == "mcq"
     with pytest.raises(ValueError, match="no validation results"):
