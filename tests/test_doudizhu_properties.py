@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from climbrl.games.base import GameOverError, IllegalMoveError
-from climbrl.games.doudizhu.moves import action_table, format_counts
+from climbrl.games.doudizhu.moves import action_table
 from climbrl.games.doudizhu.rules import RulesError, get_rules
 from climbrl.games.doudizhu.state import DdzGame, load_game
 

@@ -47,7 +47,7 @@ MAX_WINGS = 5
 # header of the packed table (one int32 array keeps the numba call cheap)
 H_N, H_NG, H_NC, H_FLAGS = 0, 1, 2, 3
 H_TYPE, H_MAIN, H_GLO, H_GHI, H_GTYPE, H_GLEN, H_GMAIN, H_GCLASS = 4, 5, 6, 7, 8, 9, 10, 11
-H_CGROUPS, H_CPTR, H_BOMBS, H_NBOMBS, H_ROCKET, H_WN, H_WR, H_WC, H_ALLOWED, H_GOF = range(12, 22)
+H_CGROUPS, H_CPTR, H_BOMBS, H_NBOMBS, H_ROCKET, H_WN, H_WR, H_WC, H_ALLOWED, H_GOF, H_COUNTS = range(12, 23)
 H_SIZE = 24
 F_BOMBS_BEAT_ROCKET = 1
 F_SKIP_QUAD_HEAD = 2
@@ -72,14 +72,14 @@ def packed_table(rules: Rules) -> np.ndarray:
              + F_SORT * rules.wing_same_rank)
     parts = [t.type, t.main, t.group_lo, t.group_hi, t.group_type, t.group_len, t.group_main,
              t.group_class, t.class_groups, t.class_ptr, t.bomb_groups, np.zeros(0), np.zeros(0),
-             wn, wr.ravel(), wc.ravel(), allowed_mask(rules), t.group_of]
+             wn, wr.ravel(), wc.ravel(), allowed_mask(rules), t.group_of, t.counts.ravel()]
     header = np.zeros(H_SIZE, dtype=np.int32)
     header[H_N], header[H_NG], header[H_NC], header[H_FLAGS] = n, len(t.group_lo), len(t.class_ptr) - 1, flags
     header[H_NBOMBS] = len(t.bomb_groups)
     header[H_ROCKET] = t.rocket
     out = [header]
     offset = H_SIZE
-    for slot, arr in zip(range(H_TYPE, H_GOF + 1), parts, strict=True):
+    for slot, arr in zip(range(H_TYPE, H_COUNTS + 1), parts, strict=True):
         if slot in (H_NBOMBS, H_ROCKET):
             continue
         header[slot] = offset
@@ -178,6 +178,20 @@ def generate_moves(hand, prev, T, out):
     return n
 
 
+
+
+@njit(cache=_CACHE)
+def play_and_generate(hands, played, p, move, nxt, prev, T, out):
+    """Take play ``move`` (0: pass) from seat ``p``'s hand into its played cards, then write the
+    legal moves of seat ``nxt`` facing ``prev`` to ``out`` and return how many (one call per
+    decision keeps the hot path in compiled code)."""
+    if move > 0:
+        off = T[H_COUNTS] + move * 15
+        for r in range(15):
+            c = T[off + r]
+            hands[p, r] -= c
+            played[p, r] += c
+    return generate_moves(hands[nxt], prev, T, out)
 
 
 def legal_ids(hand: np.ndarray, prev: int, rules: Rules) -> list[int]:

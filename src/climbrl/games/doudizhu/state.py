@@ -244,6 +244,8 @@ class DdzState:
     def _play(self, move: int) -> None:
         p = self.player
         self.history.append((p, move))
+        game = self.game
+        nxt = p + 1 if p < 2 else 0
         if move == 0:
             self.passes += 1
             if self.passes == 2:
@@ -251,22 +253,23 @@ class DdzState:
                 self.prev_player = -1
                 self.passes = 0
         else:
-            t = self.game.table
-            cards = t.counts[move]
-            self.hands[p] -= cards
-            self.played[p] += cards
-            self.left[p] -= int(t.ncards[move])
+            self.left[p] -= game.ncards[move]
             self.plays[p] += 1
-            if t.type[move] >= TYPE_BOMB:
+            if game.types[move] >= TYPE_BOMB:
                 self.bombs += 1
             self.prev = move
             self.prev_player = p
             self.passes = 0
             if self.left[p] == 0:
+                combos.play_and_generate(self.hands, self.played, p, move, p, 0, game.packed, _buffer())
                 self.winner = p
                 self.phase = OVER
+                self._legal = []
                 return
-        self.player = (p + 1) % NUM_PLAYERS
+        self.player = nxt
+        buf = _buffer()
+        n = combos.play_and_generate(self.hands, self.played, p, move, nxt, self.prev, game.packed, buf)
+        self._legal = buf[:n].tolist()
 
     # --- results ------------------------------------------------------------------------------
     def spring(self) -> bool:
@@ -381,6 +384,8 @@ class DdzGame:
         self.table = action_table()
         self.packed = combos.packed_table(self.rules)
         self.allowed = self.packed[self.packed[combos.H_ALLOWED]:][: self.table.n_ids]
+        self.types = self.table.type.tolist()
+        self.ncards = self.table.ncards.tolist()
 
     def __repr__(self) -> str:
         return f"DdzGame({self.rules.name!r})"
