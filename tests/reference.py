@@ -23,17 +23,21 @@ def cw_mask(ids: list[int]) -> int:
 
 def reference_games_path() -> Path:
     """The reference file; fails (never skips) when CI requires it and it is missing."""
-    path = charlesworth_games_path()
+    return require_reference(charlesworth_games_path(), "CLIMBRL_CHARLESWORTH_GAMES")
+
+
+def require_reference(path: Path, env_var: str) -> Path:
+    """``path`` if it exists; else fail under CI (or CLIMBRL_REQUIRE_EXTERNAL), skip elsewhere."""
     if not path.exists():
-        msg = f"reference games not found at {path} (set CLIMBRL_CHARLESWORTH_GAMES)"
+        msg = f"reference games not found at {path} (set {env_var})"
         if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
             pytest.fail(msg)
         pytest.skip(msg)
     return path
 
 
-def iter_reference_games() -> Iterator[dict]:
-    with gzip.open(reference_games_path(), "rt") as f:
+def iter_reference_games(path: Path | None = None) -> Iterator[dict]:
+    with gzip.open(path or reference_games_path(), "rt") as f:
         for line in f:
             if line.strip():
                 yield json.loads(line)

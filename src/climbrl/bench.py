@@ -13,10 +13,10 @@ import random
 import time
 from typing import Any
 
-from climbrl.games.big2 import Big2Game
+from climbrl.games.registry import DEFAULT_PRESETS, make_game
 
 
-def _play(game: Big2Game, games: int, seed: int, observe: bool) -> tuple[int, float]:
+def _play(game: Any, games: int, seed: int, observe: bool) -> tuple[int, float]:
     rng = random.Random(seed)
     decisions = 0
     start = time.perf_counter()
@@ -32,19 +32,22 @@ def _play(game: Big2Game, games: int, seed: int, observe: bool) -> tuple[int, fl
 
 
 def bench_engine(
-    rules: str = "paper", games: int = 2000, seed: int = 0, one_core: bool = True
+    rules: str | None = None, games: int = 2000, seed: int = 0, one_core: bool = True, game_name: str = "big2"
 ) -> dict[str, Any]:
+    """Random-play throughput of ``game_name`` (``big2``, ``doudizhu``: auction included)."""
     if games <= 0:
         raise ValueError(f"games must be positive, got {games}")
     pinned = None
     if one_core and hasattr(os, "sched_setaffinity"):
         pinned = min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {pinned})
-    game = Big2Game(rules)
+    rules = rules or DEFAULT_PRESETS.get(game_name, "")
+    game = make_game(f"{game_name}:{rules}")
     _play(game, 20, seed + 10**9, True)  # warm-up: compile and fill caches
     decisions, secs = _play(game, games, seed, False)
     obs_decisions, obs_secs = _play(game, games, seed, True)
     return {
+        "game": game_name,
         "rules": rules,
         "games": games,
         "cpu": pinned,

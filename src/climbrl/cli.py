@@ -48,8 +48,41 @@ def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
     print(payload if as_json else text)
 
 
+def cmd_moves_doudizhu(args: argparse.Namespace) -> None:
+    from climbrl.games.doudizhu.moves import parse_counts
+    from climbrl.games.doudizhu.state import DdzGame
+
+    game = DdzGame(args.rules or "standard")
+    hand = parse_counts(args.hand, "--hand")
+    if not 1 <= int(hand.sum()) <= 20:
+        raise CliError(f"--hand must hold 1 to 20 cards, got {int(hand.sum())}")
+    prev = 0
+    if args.prev is not None:
+        if not args.prev.strip():
+            raise CliError("--prev is empty: leave it out to lead")
+        prev = game.parse_move(args.prev)
+        if any(int(hand[r]) + int(game.table.counts[prev][r]) > (4 if r < 13 else 1) for r in range(15)):
+            raise CliError(f"--prev {args.prev!r} and --hand hold more cards of a rank than a deck")
+    from climbrl.games.doudizhu.combos import legal_ids
+
+    rows = []
+    for i, a in enumerate(legal_ids(hand, prev, game.rules)):
+        m = game.table.moves[a]
+        rows.append({"index": i, "cards": m.cards, "type": m.type_name if a else "pass", "action_id": a,
+                     "label": game.format_move(a)})
+    if args.json:
+        print(json.dumps(rows))
+        return
+    print(f"{len(rows)} legal moves under {game.rules.name} rules, "
+          + (f"facing {game.format_move(prev)}" if prev else "leading"))
+    for r in rows:
+        print(f"{r['index']:5d}  {r['label']:<22} {r['type']:<20} id {r['action_id']}")
+
+
 def cmd_moves(args: argparse.Namespace) -> None:
-    rules = get_rules(args.rules)
+    if args.game == "doudizhu":
+        return cmd_moves_doudizhu(args)
+    rules = get_rules(args.rules or "paper")
     hand = parse_mask(args.hand)
     if not 1 <= hand.bit_count() <= 13:
         raise CliError(f"--hand must hold 1 to 13 cards, got {hand.bit_count()}")
@@ -237,7 +270,8 @@ def cmd_play(args: argparse.Namespace) -> None:
 def cmd_bench(args: argparse.Namespace) -> None:
     from climbrl.bench import bench_engine
 
-    res = bench_engine(args.rules, games=args.games, seed=args.seed, one_core=not args.all_cores)
+    res = bench_engine(args.rules, games=args.games, seed=args.seed, one_core=not args.all_cores,
+                       game_name=args.game)
     text = (
         f"engine ({res['rules']} rules, {res['games']} random-play games, one core): "
         f"{res['games_per_s']:.0f} games/s, {res['decisions_per_s']:.0f} decisions/s "
@@ -269,8 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     presets = ", ".join(PRESETS)
 
     m = sub.add_parser("moves", help="list the legal moves of a hand, leading or facing a play")
-    m.add_argument("--rules", default="paper", help=f"rules preset ({presets})")
-    m.add_argument("--hand", required=True, help='cards, e.g. "3D 4D 10S 2S"')
+    m.add_argument("--game", default="big2", choices=("big2", "doudizhu"))
+    m.add_argument("--rules", default=None, help=f"rules preset ({presets}; doudizhu: standard, "
+                   "openspiel, rlcard, online)")
+    m.add_argument("--hand", required=True, help='cards, e.g. "3D 4D 10S 2S" (doudizhu: "3345567789TJQKA2B")')
     m.add_argument("--prev", help="the play to beat (leave out to lead)")
     m.add_argument("--json", action="store_true", help="print a JSON array")
     m.set_defaults(func=cmd_moves)
@@ -377,7 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="throughput benchmarks")
     bsub = b.add_subparsers(dest="what", required=True)
     be = bsub.add_parser("engine", help="random-play games and decisions per second on one core")
-    be.add_argument("--rules", default="paper", help=f"rules preset ({presets})")
+    be.add_argument("--game", default="big2", choices=("big2", "doudizhu"))
+    be.add_argument("--rules", default=None, help=f"rules preset ({presets}; doudizhu: standard, ...)")
     be.add_argument("--games", type=int, default=2000)
     be.add_argument("--seed", type=int, default=0)
     be.add_argument("--all-cores", action="store_true", help="do not pin the process to one core")
