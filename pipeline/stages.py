@@ -165,7 +165,7 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         with mlflow.start_run(run_name="tournament"):
             for r in res["leaderboard"]:
-                mlflow.log_metric(f"ordinal/{r['participant']}", r["ordinal"])
+                mlflow.log_metric(f"rating/{r['participant']}", r["rating"])
                 mlflow.log_metric(f"win_rate/{r['participant']}", r["win_rate"])
             mlflow.set_tags({"stage": "tournament", "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out))

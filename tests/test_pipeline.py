@@ -220,7 +220,7 @@ def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
     for order in (["A", "B", "C", "D"], ["B", "C", "A", "D"], ["C", "A", "B", "D"]) * 30:
         idx = ["A", "B", "C", "D"]
         o = [idx.index(x) for x in order]
-        rec.append(o + [1.0, -1 / 3, -1 / 3, -1 / 3] + o)
+        rec.append(o + [1.0, -1 / 3, -1 / 3, -1 / 3] + o + [0])
     res = summarize(["A", "B", "C", "D"], rec, rules="paper")
     assert res["leaderboard"][-1]["participant"] == "D"
     cycles = [c for c in res["counter_chains"] if set(c["cycle"]) == {"A", "B", "C"}]

@@ -246,7 +246,8 @@ def cmd_tournament(args: argparse.Namespace) -> None:
 
     parts = _names(args.participants)
     rules = _default_rules(args.rules, [split_label(p)[1] for p in parts])
-    res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers)
+    res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers,
+                         resamples=args.resamples)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -390,6 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--rules", default=None)
     to.add_argument("--seed", type=int, default=0)
     to.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    to.add_argument("--resamples", type=int, default=200,
+                    help="bootstrap refits (deals, then games) for the ratings' 95%% intervals")
     to.add_argument("--out", help="folder for tournament.json and the pairwise heatmap")
     to.add_argument("--json", action="store_true")
     to.set_defaults(func=cmd_tournament)

@@ -184,10 +184,12 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         if heat.exists():
             figure_paths.append(heat)
         md += ["## Tournament", "", f"Balanced round-robin of four-seat games ({t['games']} games: every group of "
-               "four, every deal in all 6 cyclic seat orders x 4 rotations); OpenSkill Plackett-Luce rating "
-               "from the finishing orders, sorted by mu - 3 sigma.", "", "```", format_leaderboard(t), "```", "",
+               "four, every deal in all 6 cyclic seat orders x 4 rotations). Rating: a Plackett-Luce "
+               "maximum-likelihood fit on all the finishing orders at once (independent of the order of the games), "
+               "on an Elo-like scale (a lead of 200 points = finishing ahead 76% of the time), with 95% bootstrap "
+               "intervals over deals and games; sorted by the rating.", "", "```", format_leaderboard(t), "```", "",
                "![tournament_pairwise](tournament_pairwise.png)", ""]
-        metrics["tournament"] = {r["participant"]: r["ordinal"] for r in t["leaderboard"]}
+        metrics["tournament"] = {r["participant"]: r["rating"] for r in t["leaderboard"]}
     md += _ablation_lines(reports, figure_paths)
     beh = reports / "behaviour" / "behaviour.json"
     if beh.exists():

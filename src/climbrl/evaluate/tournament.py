@@ -5,13 +5,13 @@ and, within each, all four rotations of the seats (24 games per group and deal).
 participant meets every other equally often, and in each relative position (next to act,
 across, before) equally often, on the same cards: card luck and seat bias cancel.
 
-Rating: OpenSkill's Plackett-Luce model, updated game by game from the finishing order. We
-chose it over TrueSkill because it rates multiplayer finishing orders natively, is openly
-licensed and maintained, and gives a mean and an uncertainty (``mu``, ``sigma``; the
-leaderboard sorts by the conservative ``mu - 3 sigma``). Also reported: mean reward and win
-rate with 95% intervals, the pairwise matrix (how often A finished ahead of B, with intervals)
-and the counter-chains it contains (A ahead of B, B ahead of C, C ahead of A), each edge
-marked significant when its interval lies above one half.
+Rating: a Plackett-Luce maximum-likelihood fit on all the finishing orders at once (so the
+order in which the games are read does not matter), on an Elo-like scale, with 95% bootstrap
+intervals over deals and games (:mod:`climbrl.evaluate.rating`); the leaderboard sorts by the
+point estimate. Also reported: mean reward and win rate with 95% intervals, the pairwise matrix
+(how often A finished ahead of B, with intervals) and the counter-chains it contains (A ahead
+of B, B ahead of C, C ahead of A), each edge marked significant when its interval lies above
+one half.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _game_seeds(seed: int, index: int) -> list[int]:
 
 
 def _play_chunk(args: tuple) -> list[list[int]]:
-    """Finishing orders (participant indices, first to last) and returns of a chunk of games."""
+    """Per game: finishing order (participant indices, first to last), returns and participants by
+    seat, and the deal index."""
     specs, rules, seed, deals, chunk = args
     game = Big2Game(rules)
     agents: list[Agent] = [make_agent(s) for s in specs]
@@ -56,10 +57,10 @@ def _play_chunk(args: tuple) -> list[list[int]]:
     seat_seeds = [_game_seeds(seed, i) for (i, _, _) in chunk]
     states = play_games(game, seatings, seeds, seat_seeds)
     out = []
-    for (_, seats, _), st in zip(chunk, states, strict=True):
+    for (_, seats, d), st in zip(chunk, states, strict=True):
         order = [seats[s] for s in st.finishing_order()]
         rets = st.returns()
-        out.append(order + [rets[s] for s in range(4)] + list(seats))
+        out.append(order + [rets[s] for s in range(4)] + list(seats) + [d])
     return out
 
 
@@ -76,8 +77,9 @@ def split_label(participant: str) -> tuple[str, str]:
 
 
 def run_tournament(participants: Sequence[str], rules: str = "paper", deals: int = 1, seed: int = 0,
-                   workers: int = 1, chunk_games: int = 240) -> dict[str, Any]:
-    """Every participant (an agent spec, or ``label=spec``) in the balanced schedule."""
+                   workers: int = 1, chunk_games: int = 240, resamples: int = 200) -> dict[str, Any]:
+    """Every participant (an agent spec, or ``label=spec``) in the balanced schedule; ``resamples``
+    bootstrap refits (seeded by ``seed``) give the ratings' intervals."""
     labels = [split_label(p)[0] for p in participants]
     specs = [split_label(p)[1] for p in participants]
     if len(specs) < 4:
@@ -100,15 +102,27 @@ def run_tournament(participants: Sequence[str], rules: str = "paper", deals: int
         with _pool(min(workers, len(tasks))) as pool:
             parts = list(pool.map(_play_chunk, tasks))
     records = [r for p in parts for r in p]
-    return summarize(labels, records, rules=rules, deals=deals, seed=seed)
+    return summarize(labels, records, resamples=resamples, bootstrap_seed=seed, rules=rules, deals=deals, seed=seed)
 
 
-def summarize(specs: list[str], records: list[list], **meta: Any) -> dict[str, Any]:
-    from openskill.models import PlackettLuce
+def summarize(specs: list[str], records: list[list], resamples: int = 200, bootstrap_seed: int = 0,
+              **meta: Any) -> dict[str, Any]:
+    """Leaderboard, pairwise matrix and counter-chains of game records.
+
+    A record is ``finishing order (4 participant indices, first to last) + returns by seat (4) +
+    participants by seat (4) + deal index``. The records are sorted first, so every number, down
+    to the last bit of the sums, depends only on which games were played, not on their order.
+    """
+    from climbrl.evaluate.rating import bootstrap_ratings, elo, plackett_luce
 
     n = len(specs)
-    model = PlackettLuce()
-    ratings = [model.rating(name=s) for s in specs]
+    if any(len(r) != 13 for r in records):
+        raise ValueError("a game record has 13 fields: finishing order, returns, seats (4 each) and the deal")
+    records = sorted(tuple(r) for r in records)
+    orders = [r[:4] for r in records]
+    theta = plackett_luce(orders, n)
+    rating = elo(theta)
+    low, high = bootstrap_ratings(orders, [r[12] for r in records], n, resamples=resamples, seed=bootstrap_seed)
     played = np.zeros(n, dtype=np.int64)
     wins = np.zeros(n, dtype=np.int64)
     reward = np.zeros(n)
@@ -116,9 +130,6 @@ def summarize(specs: list[str], records: list[list], **meta: Any) -> dict[str, A
     met = np.zeros((n, n), dtype=np.int64)
     for rec in records:
         order, rets, seats = rec[:4], rec[4:8], rec[8:12]
-        new = model.rate([[ratings[p]] for p in order], ranks=[1, 2, 3, 4])
-        for p, team in zip(order, new, strict=True):
-            ratings[p] = team[0]
         wins[order[0]] += 1
         for s, p in enumerate(seats):
             played[p] += 1
@@ -131,11 +142,12 @@ def summarize(specs: list[str], records: list[list], **meta: Any) -> dict[str, A
     board = []
     for p in range(n):
         lo, hi = wilson_interval(int(wins[p]), int(played[p]))
-        board.append({"participant": specs[p], "mu": ratings[p].mu, "sigma": ratings[p].sigma,
-                      "ordinal": ratings[p].ordinal(), "games": int(played[p]), "wins": int(wins[p]),
+        board.append({"participant": specs[p], "rating": float(rating[p]), "rating_low": float(low[p]),
+                      "rating_high": float(high[p]), "log_strength": float(theta[p]),
+                      "games": int(played[p]), "wins": int(wins[p]),
                       "win_rate": wins[p] / played[p], "win_rate_low": lo, "win_rate_high": hi,
                       "mean_reward": reward[p] / played[p]})
-    board.sort(key=lambda r: -r["ordinal"])
+    board.sort(key=lambda r: (-r["rating"], r["participant"]))
     pairwise = {}
     for a in range(n):
         for b in range(n):
@@ -150,16 +162,24 @@ def summarize(specs: list[str], records: list[list], **meta: Any) -> dict[str, A
             if all(e["rate"] > 0.5 for e in edges):
                 chains.append({"cycle": [specs[a], specs[b], specs[c]], "rates": [e["rate"] for e in edges],
                                "significant": all(e["low"] > 0.5 for e in edges)})
-    return {**meta, "participants": specs, "games": len(records), "leaderboard": board, "pairwise": pairwise,
-            "counter_chains": chains}
+    method = {"model": "plackett-luce (choix I-LSR), one virtual 2-player game won by each of every pair",
+              "scale": "1500 + 400 log10(strength), 1500 = participants' mean", "interval": "95% percentile",
+              "bootstrap": "deals, then games within each deal, with replacement", "resamples": resamples,
+              "bootstrap_seed": bootstrap_seed}
+    return {**meta, "participants": specs, "games": len(records), "rating_method": method, "leaderboard": board,
+            "pairwise": pairwise, "counter_chains": chains}
 
 
 def format_leaderboard(res: dict[str, Any]) -> str:
     lines = [f"{res['games']} games, {len(res['participants'])} participants, rules {res['rules']}",
-             f"{'participant':<28} {'mu':>6} {'sigma':>6} {'mu-3s':>7} {'win rate':>9} {'95% CI':>15} {'reward':>7}"]
+             f"{'participant':<28} {'rating':>6} {'95% CI':>12} {'win rate':>9} {'95% CI':>15} {'reward':>7}"]
+    if res["leaderboard"] and "rating" not in res["leaderboard"][0]:
+        raise ValueError("this tournament result predates the Plackett-Luce ratings (it has OpenSkill's); "
+                         "rerun the tournament")
     for r in res["leaderboard"]:
+        rci = f"[{r['rating_low']:.0f}, {r['rating_high']:.0f}]"
         ci = f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
-        lines.append(f"{r['participant']:<28} {r['mu']:6.2f} {r['sigma']:6.2f} {r['ordinal']:7.2f} "
+        lines.append(f"{r['participant']:<28} {r['rating']:6.0f} {rci:>12} "
                      f"{r['win_rate']:9.3f} {ci} {r['mean_reward']:7.3f}")
     for c in res["counter_chains"]:
         mark = "significant" if c["significant"] else "not significant"

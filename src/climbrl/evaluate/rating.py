@@ -1,0 +1,107 @@
+"""Order-free ratings from finishing orders: a Plackett-Luce fit on all games at once.
+
+Model (Plackett-Luce): participants with strengths ``w`` finish a game in the order (a, b, c, d)
+with probability ``w_a / (w_a + w_b + w_c + w_d) * w_b / (w_b + w_c + w_d) * w_c / (w_c + w_d)``.
+The maximum-likelihood strengths are a function of the *set* of finishing orders, so reading the
+same games in another order gives the same ratings (OpenSkill's game-by-game updates did not: the
+same 5,040 games gave the random agent 14.7 in schedule order and 20.4 reversed). The fit is
+choix's I-LSR (Maystre & Grossglauser 2015), which converges to the maximum-likelihood estimate;
+choix's ``opt_rankings`` reaches the same optimum but is about 300 times slower here.
+
+Prior: every pair of participants is credited with ``prior_games`` virtual two-player games won
+by each (one by default). Without it the estimate diverges for a participant who always finishes
+last (or first) in the data or in a bootstrap sample; being extra games of the same model, it
+keeps the fit a (penalised) maximum-likelihood estimate, unique and order-free. Its pull towards
+equal strengths is small next to a real tournament's games (2,016 per participant in the study's).
+
+Scale: Elo-like, ``rating = 1500 + 400 log10 w`` with the log-strengths centred on the
+participants' mean. Under Plackett-Luce, A finishes ahead of B (whoever else is at the table)
+with probability ``w_A / (w_A + w_B) = 1 / (1 + 10 ** ((R_B - R_A) / 400))``: a lead of 200
+points means finishing ahead 76% of the time, 400 points 91%.
+
+Intervals: a two-stage percentile bootstrap (Davison & Hinkley 1997, section 3.8): draw the deals
+with replacement, then, within each drawn deal, its games with replacement, and refit. Games on
+the same deal share the cards, so the deal is the unit of card luck; the second stage measures the
+seatings' and the agents' own randomness, the only variation left when a tournament has a single
+deal (its intervals then say nothing about card luck: play more deals to measure it). The games
+are put in a canonical order before resampling, so the intervals, like the ratings, do not depend
+on the order in which the games are given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+ELO_BASE = 1500.0
+ELO_SCALE = 400.0 / math.log(10.0)  # rating points per unit of natural log-strength
+
+
+def _virtual_games(n: int, prior_games: int) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(n) for j in range(n) if i != j] * prior_games
+
+
+def plackett_luce(rankings: Sequence[Sequence[int]], n: int, prior_games: int = 1,
+                  start: np.ndarray | None = None) -> np.ndarray:
+    """Log-strengths (centred on their mean) of ``n`` participants from finishing orders.
+
+    Each ranking lists participant indices from first to last place; see the module docstring
+    for the prior that ``prior_games`` sets (0 for the plain maximum-likelihood estimate, which
+    needs every participant to both win and lose somewhere). ``start``, log-strengths to iterate
+    from, only saves time: the fit converges to the same optimum (to 1e-10) from anywhere.
+    """
+    import choix
+
+    if n < 2:
+        raise ValueError(f"a rating needs at least 2 participants, got {n}")
+    if prior_games < 0:
+        raise ValueError(f"prior_games must be >= 0, got {prior_games}")
+    data = [tuple(int(p) for p in r) for r in rankings]
+    for r in data:
+        if len(r) < 2 or len(set(r)) != len(r) or min(r) < 0 or max(r) >= n:
+            raise ValueError(f"a ranking must list at least 2 distinct participants in 0..{n - 1}, got {r}")
+    data += _virtual_games(n, prior_games)
+    theta = choix.ilsr_rankings(n, data, initial_params=start, max_iter=1000, tol=1e-10)
+    return theta - theta.mean()
+
+
+def elo(theta: np.ndarray) -> np.ndarray:
+    """Centred log-strengths on the Elo-like scale (1500 = the participants' mean)."""
+    return ELO_BASE + ELO_SCALE * (np.asarray(theta) - np.mean(theta))
+
+
+def bootstrap_ratings(rankings: Sequence[Sequence[int]], deals: Sequence[int], n: int, resamples: int = 200,
+                      seed: int = 0, level: float = 0.95, prior_games: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) percentile intervals of the Elo-like ratings: deals, then games within a deal, resampled.
+
+    ``deals[i]`` is the deal that game ``i`` was played on. ``resamples`` refits with a generator
+    seeded by ``seed``; the games are sorted first, so the result depends only on which games were
+    played, not on the order they are listed in.
+    """
+    if len(rankings) != len(deals):
+        raise ValueError(f"{len(rankings)} rankings but {len(deals)} deal indices")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    by_deal: dict[int, list[tuple[int, ...]]] = {}
+    for r, d in zip(rankings, deals, strict=True):
+        by_deal.setdefault(int(d), []).append(tuple(int(p) for p in r))
+    groups = [sorted(by_deal[d]) for d in sorted(by_deal)]
+    start = plackett_luce([g for games in groups for g in games], n, prior_games)
+    rng = np.random.default_rng(seed)
+    samples = np.empty((resamples, n))
+    for b in range(resamples):
+        data: list[tuple[int, ...]] = []
+        for g in rng.integers(len(groups), size=len(groups)):
+            games = groups[g]
+            data += [games[i] for i in rng.integers(len(games), size=len(games))]
+        samples[b] = elo(plackett_luce(data, n, prior_games, start=start))
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
+    return low, high
+
+
+__all__ = ["plackett_luce", "elo", "bootstrap_ratings", "ELO_BASE", "ELO_SCALE"]
