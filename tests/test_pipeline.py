@@ -119,6 +119,28 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert [m.step for m in history] == [1, 2]
 
 
+def test_report_html_renders_bold_and_inline_code() -> None:
+    from climbrl.report import _html
+
+    md = "# T\n\nBest learner: **ppo**, see `x < y`.\n\n| a | b |\n|---|---|\n| **mcq** | `dqn` |\n"
+    page = _html(md, [], load_params(REPO / "params.yaml"))
+    assert "<p>Best learner: <strong>ppo</strong>, see <code>x &lt; y</code>.</p>" in page
+    assert "<td><strong>mcq</strong></td><td><code>dqn</code></td>" in page
+    assert "**" not in page and "`" not in page
+
+
+def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None:
+    from climbrl.cli import main
+
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(study_dir / "no-shared"))
+    assert main(["baselines", "--games", "4", "--workers", "1", "--out", "reports"]) == 0
+    stages.report(load_params("params.yaml"), track=False)
+    note = json.loads(Path("reports/baselines.json").read_text())["public_agent_note"]
+    assert "## Baselines" in Path("reports/report.md").read_text() and note in Path("reports/report.md").read_text()
+    page = Path("reports/report.html").read_text()
+    assert "The public agent (charlesworth) is left out" in page and "<code>climbrl convert-charlesworth" in page
+
+
 def test_training_stage_resumes_a_killed_run(study_dir) -> None:
     p = load_params("params.yaml")
     from climbrl.learn.train import train
