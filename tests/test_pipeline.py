@@ -54,13 +54,15 @@ def test_the_repository_params_are_valid() -> None:
         (("behaviour", "opponents"), ["randy"], "behaviour.opponents"),
         (("behaviour", "games"), 6, "behaviour.games"),
         (("evaluate", "repeats"), 0, "evaluate.repeats"),
+        (("evaluate", "opponents"), ["randy"], "evaluate.opponents: unknown agent"),
+        (("tournament", "rule_agents"), ["greedy", "randy"], "tournament.rule_agents: unknown agent"),
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
     raw = json.loads(json.dumps(SMALL))
     node = raw
     for k in path[:-1]:
-        node = node[k]
+        node = node.setdefault(k, {})
     node[path[-1]] = value
     with pytest.raises(ParamsError, match=message):
         parse_params(raw)
@@ -117,6 +119,16 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert client.get_registered_model("test-best").name == "test-best"
     history = client.get_metric_history(train_runs.iloc[0]["run_id"], "win_rate/random")
     assert [m.step for m in history] == [1, 2]
+
+
+def test_params_naming_the_public_agent_fail_at_load_without_its_weights(tmp_path, monkeypatch) -> None:
+    """Every stage loads the params first, so this fails before any training, not after it."""
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path))
+    for section, key in (("evaluate", "opponents"), ("tournament", "rule_agents"), ("behaviour", "opponents")):
+        raw = json.loads(json.dumps(SMALL))
+        raw.setdefault(section, {})[key] = ["random", "charlesworth"]
+        with pytest.raises(ParamsError, match=f"{section}.{key}: .*convert-charlesworth"):
+            parse_params(raw)
 
 
 def test_report_html_renders_bold_and_inline_code() -> None:
