@@ -81,9 +81,11 @@ class WeightsError(ValueError):
 
 def load_weights(path: str | Path | None = None) -> dict[str, np.ndarray]:
     """The 10 arrays from the ``.npz`` (``allow_pickle=False``), checked by name and shape."""
-    if path is None and (missing := public_agent_missing()):
-        raise WeightsError(missing)
-    path = Path(path) if path else charlesworth_weights_path()
+    if path is None:
+        if missing := public_agent_missing():
+            raise WeightsError(missing)  # names the file and how to obtain it
+        path = charlesworth_weights_path()
+    path = Path(path)
     if not path.exists():
         raise WeightsError(f"weights not found: {path}")
     try:
@@ -137,7 +139,6 @@ class CharlesworthNet(torch.nn.Module):
         return logits, value
 
 
-@lru_cache(maxsize=4)
 def action_positions() -> list[tuple[int, ...]]:
     """The 1695 actions as hand positions, in that agent's order (its ``actionIndices.pkl``).
 
@@ -156,6 +157,7 @@ def action_positions() -> list[tuple[int, ...]]:
     return acts
 
 
+@lru_cache(maxsize=1)
 def action_table() -> dict[tuple[int, ...], int]:
     """positions tuple -> action index."""
     return {pos: i for i, pos in enumerate(action_positions())}
