@@ -1,4 +1,9 @@
-"""Reading the public agent's reference games (``shared/external/charlesworth-big2``)."""
+"""The outside data tests read (``shared/external/charlesworth-big2``, see ``climbrl.paths``).
+
+One rule for every such file: a test that needs a missing one skips with one line naming the
+file and how to obtain it, so that a fresh clone without ``../shared`` passes ``make test``;
+under CI (``CI`` or ``CLIMBRL_REQUIRE_EXTERNAL`` set) it fails instead, so CI never hides it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,48 @@ from pathlib import Path
 
 import pytest
 
-from climbrl.paths import charlesworth_games_path
+from climbrl.paths import (
+    CHARLESWORTH_RELEASED,
+    CHARLESWORTH_REPOSITORY,
+    charlesworth_dir,
+    charlesworth_games_path,
+    charlesworth_weights_path,
+    how_to_get_public_agent,
+)
+
+_OFF = ("", "0", "false", "no")
+
+
+def external_required() -> bool:
+    """True under CI: a missing outside file is then a failure, not a skip."""
+    return any(os.environ.get(v, "").strip().lower() not in _OFF for v in ("CI", "CLIMBRL_REQUIRE_EXTERNAL"))
+
+
+def require_external(path: Path, how: str) -> Path:
+    """``path`` if it exists; else skip (fail under CI) with one line: the file and how to get it."""
+    if not path.exists():
+        msg = f"missing outside data {path}: {how}"
+        if external_required():
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+def public_agent_weights() -> Path:
+    """The public agent's converted weights (what ``make_agent("charlesworth")`` loads)."""
+    path = charlesworth_weights_path()
+    return require_external(path, how_to_get_public_agent(path))
+
+
+def released_weights() -> Path:
+    """The weights as published (the joblib file that ``climbrl convert-charlesworth`` reads)."""
+    return require_external(charlesworth_dir() / CHARLESWORTH_RELEASED, f"download it from {CHARLESWORTH_REPOSITORY}")
+
+
+def reference_games_path() -> Path:
+    """The 300 games recorded from the public agent's own engine."""
+    return require_external(charlesworth_games_path(), "games recorded from the public agent's engine "
+                            "(shared/external/charlesworth-big2/README.md); set CLIMBRL_CHARLESWORTH_GAMES")
 
 
 def cw_mask(ids: list[int]) -> int:
@@ -21,19 +67,9 @@ def cw_mask(ids: list[int]) -> int:
     return m
 
 
-def reference_games_path() -> Path:
-    """The reference file; fails (never skips) when CI requires it and it is missing."""
-    return require_reference(charlesworth_games_path(), "CLIMBRL_CHARLESWORTH_GAMES")
-
-
 def require_reference(path: Path, env_var: str) -> Path:
-    """``path`` if it exists; else fail under CI (or CLIMBRL_REQUIRE_EXTERNAL), skip elsewhere."""
-    if not path.exists():
-        msg = f"reference games not found at {path} (set {env_var})"
-        if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return path
+    """Reference games at ``path`` (skip, or fail under CI, when missing; ``env_var`` overrides it)."""
+    return require_external(path, f"reference games recorded from a public engine (see shared/external/); set {env_var}")
 
 
 def iter_reference_games(path: Path | None = None) -> Iterator[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import random
@@ -12,10 +13,12 @@ import pytest
 
 from climbrl.agents import Decision, make_agent
 from climbrl.agents.external.charlesworth import (
+    N_ACTIONS,
     PASS_ACTION,
     WEIGHT_KEYS,
     CharlesworthAgent,
     WeightsError,
+    action_positions,
     convert_joblib,
     encode,
     load_weights,
@@ -23,22 +26,20 @@ from climbrl.agents.external.charlesworth import (
 from climbrl.agents.external.safe_pickle import ArrayOnlyUnpickler, UnsafePickleError, load_arrays
 from climbrl.games.big2 import Big2Game
 from climbrl.paths import charlesworth_dir
-from tests.reference import cw_mask, iter_reference_games, reference_games_path
+from tests.reference import (
+    cw_mask,
+    iter_reference_games,
+    public_agent_weights,
+    reference_games_path,
+    released_weights,
+    require_external,
+)
 from tests.test_charlesworth_reference import _documented_fault
-
-
-def _shared(name: str):
-    path = charlesworth_dir() / name
-    if not path.exists():
-        if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
-            pytest.fail(f"missing {path}")
-        pytest.skip(f"missing {path}")
-    return path
 
 
 @pytest.fixture(scope="module")
 def agent() -> CharlesworthAgent:
-    _shared("charlesworth_ppo_136500.npz")
+    public_agent_weights()
     return CharlesworthAgent()
 
 
@@ -93,11 +94,26 @@ def test_refuses_other_rules(agent) -> None:
 
 
 def test_conversion_matches_the_npz(tmp_path) -> None:
-    src = _shared("modelParameters136500")
-    out = convert_joblib(src, tmp_path / "w.npz")
-    ours, theirs = load_weights(out), load_weights(_shared("charlesworth_ppo_136500.npz"))
+    out = convert_joblib(released_weights(), tmp_path / "w.npz")
+    ours, theirs = load_weights(out), load_weights(public_agent_weights())
     for k in WEIGHT_KEYS:
         assert np.array_equal(ours[k], theirs[k]), k
+
+
+def test_action_space_blocks() -> None:
+    acts = action_positions()
+    assert len(acts) == len(set(acts)) == N_ACTIONS and acts[PASS_ACTION] == ()
+    sizes = [sum(len(a) == n for a in acts) for n in range(1, 6)]
+    assert sizes == [13, 33, 31, 330, 1287]  # the blocks of that agent's action space
+    assert all(list(a) == sorted(a) for a in acts)
+    assert all(a[-1] - a[0] <= 3 for a in acts if len(a) in (2, 3))  # one rank: at most 4 cards
+
+
+def test_action_space_equals_the_shared_action_index() -> None:
+    path = require_external(charlesworth_dir() / "action_index.json",
+                            "the public agent's action index (shared/external/charlesworth-big2/README.md)")
+    positions = [tuple(p) for p in json.loads(path.read_text())["positions"]]
+    assert action_positions() == positions
 
 
 class _Boom:
@@ -124,6 +140,12 @@ def test_plain_numpy_pickle_is_admitted(tmp_path) -> None:
     p.write_bytes(pickle.dumps(arrays, protocol=2))
     got = load_arrays(p)
     assert all(np.array_equal(a, b) for a, b in zip(got, arrays, strict=True))
+
+
+def test_missing_public_agent_says_how_to_get_it(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path))
+    with pytest.raises(WeightsError, match="charlesworth_ppo_136500.npz.*big2_PPOalgorithm.*convert-charlesworth"):
+        make_agent("charlesworth")
 
 
 def test_bad_weights_files(tmp_path) -> None:

@@ -54,13 +54,15 @@ def test_the_repository_params_are_valid() -> None:
         (("behaviour", "opponents"), ["randy"], "behaviour.opponents"),
         (("behaviour", "games"), 6, "behaviour.games"),
         (("evaluate", "repeats"), 0, "evaluate.repeats"),
+        (("evaluate", "opponents"), ["randy"], "evaluate.opponents: unknown agent"),
+        (("tournament", "rule_agents"), ["greedy", "randy"], "tournament.rule_agents: unknown agent"),
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
     raw = json.loads(json.dumps(SMALL))
     node = raw
     for k in path[:-1]:
-        node = node[k]
+        node = node.setdefault(k, {})
     node[path[-1]] = value
     with pytest.raises(ParamsError, match=message):
         parse_params(raw)
@@ -123,6 +125,38 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert set(runs[runs["tags.stage"] == "validate"]["tags.algo"]) == {"ppo", "qlearning"}
     history = client.get_metric_history(train_runs.iloc[0]["run_id"], "win_rate/random")
     assert [m.step for m in history] == [1, 2]
+
+
+def test_params_naming_the_public_agent_fail_at_load_without_its_weights(tmp_path, monkeypatch) -> None:
+    """Every stage loads the params first, so this fails before any training, not after it."""
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path))
+    for section, key in (("evaluate", "opponents"), ("tournament", "rule_agents"), ("behaviour", "opponents")):
+        raw = json.loads(json.dumps(SMALL))
+        raw.setdefault(section, {})[key] = ["random", "charlesworth"]
+        with pytest.raises(ParamsError, match=f"{section}.{key}: .*convert-charlesworth"):
+            parse_params(raw)
+
+
+def test_report_html_renders_bold_and_inline_code() -> None:
+    from climbrl.report import _html
+
+    md = "# T\n\nBest learner: **ppo**, see `x < y`.\n\n| a | b |\n|---|---|\n| **mcq** | `dqn` |\n"
+    page = _html(md, [], load_params(REPO / "params.yaml"))
+    assert "<p>Best learner: <strong>ppo</strong>, see <code>x &lt; y</code>.</p>" in page
+    assert "<td><strong>mcq</strong></td><td><code>dqn</code></td>" in page
+    assert "**" not in page and "`" not in page
+
+
+def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None:
+    from climbrl.cli import main
+
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(study_dir / "no-shared"))
+    assert main(["baselines", "--games", "4", "--workers", "1", "--out", "reports"]) == 0
+    stages.report(load_params("params.yaml"), track=False)
+    note = json.loads(Path("reports/baselines.json").read_text())["public_agent_note"]
+    assert "## Baselines" in Path("reports/report.md").read_text() and note in Path("reports/report.md").read_text()
+    page = Path("reports/report.html").read_text()
+    assert "The public agent (charlesworth) is left out" in page and "<code>climbrl convert-charlesworth" in page
 
 
 def test_training_stage_resumes_a_killed_run(study_dir) -> None:

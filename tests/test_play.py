@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from climbrl.play import play
+from tests.reference import public_agent_weights
 
 
 def scripted(lines):
@@ -47,6 +48,7 @@ def test_typed_cards_and_pass_are_moves() -> None:
 
 
 def test_hints_show_probabilities_and_quit_leaves() -> None:
+    public_agent_weights()  # the hints come from the public agent
     out: list[str] = []
     assert play("charlesworth", ("random",) * 3, seat=1, seed=2, hints="charlesworth",
                 ask=scripted(["quit"]), out=out.append) is None

@@ -166,8 +166,10 @@ def parse_params(raw: dict[str, Any]) -> Params:
     opponents = e.get("opponents", ["random", "greedy", "heuristic"])
     if not isinstance(opponents, list) or not opponents:
         raise ParamsError("evaluate.opponents: must be a non-empty list of agents")
-    evaluate = EvaluateParams(_int(e, "games", "evaluate", 4), tuple(opponents), _int(e, "workers", "evaluate", 1),
-                              _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
+    _agent_list({"rule_agents": [], **_section(raw, "tournament")}, "rule_agents", "tournament")
+    evaluate = EvaluateParams(_int(e, "games", "evaluate", 4),
+                              _agent_list({"opponents": opponents}, "opponents", "evaluate"),
+                              _int(e, "workers", "evaluate", 1), _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
     if evaluate.games % 4:
         raise ParamsError(f"evaluate.games: must be a multiple of 4, got {evaluate.games}")
     if evaluate.repeats > 1 and 1 <= seeds.validation_seed <= evaluate.repeats:
@@ -191,17 +193,19 @@ def parse_params(raw: dict[str, Any]) -> Params:
                   _behaviour(_section(raw, "behaviour")), raw)
 
 
-def _agent_list(b: dict, key: str) -> tuple[str, ...]:
+def _agent_list(b: dict, key: str, section: str = "behaviour") -> tuple[str, ...]:
+    """The agents named at ``section.key``, each built once here: an unknown name, or the public
+    agent without its weights (outside data), fails when the params load, before any training."""
     from climbrl.agents.registry import make_agent
 
     v = b[key]
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise ParamsError(f"behaviour.{key}: must be a list of agent names, got {v!r}")
+        raise ParamsError(f"{section}.{key}: must be a list of agent names, got {v!r}")
     for spec in v:
         try:
             make_agent(spec)
         except ValueError as e:
-            raise ParamsError(f"behaviour.{key}: {e}") from None
+            raise ParamsError(f"{section}.{key}: {e}") from None
     return tuple(v)
 
 

@@ -8,6 +8,7 @@ import csv
 import html
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -317,16 +318,24 @@ def _budget(params: Params) -> str:
             f"{c.eval_every} epochs with {c.eval_games} games against each of {', '.join(c.eval_opponents)}")
 
 
+def _inline(text: str) -> str:
+    """Escaped text with Markdown's inline ``**bold**`` and `` `code` `` as HTML."""
+    out = html.escape(text)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+
+
 def _html(markdown: str, figures: list[Path], params: Params) -> str:
-    """A minimal Markdown-to-HTML rendering (headings, tables, paragraphs) with embedded PNGs."""
+    """A minimal Markdown-to-HTML rendering (headings, tables, paragraphs, bold, inline code)
+    with embedded PNGs."""
     body: list[str] = []
     table: list[list[str]] = []
 
     def flush_table() -> None:
         if table:
             head, *rows = table
-            body.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"
-                        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+            body.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr>"
+                        + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in rows)
                         + "</table>")
             table.clear()
 
@@ -358,7 +367,7 @@ def _html(markdown: str, figures: list[Path], params: Params) -> str:
             if name in images:
                 body.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{images[name]}"></p>')
         elif line.strip():
-            body.append(f"<p>{html.escape(line)}</p>")
+            body.append(f"<p>{_inline(line)}</p>")
     flush_table()
     title = html.escape(params.raw.get("report", {}).get("title", "climbrl report"))
     style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"

@@ -1,5 +1,8 @@
 """The baseline table: every rule agent against three copies of each study baseline, and the
-public agent under its own rules. Writes JSON and Markdown (reports/baselines.*)."""
+public agent under its own rules. Writes JSON and Markdown (reports/baselines.*).
+
+The public agent's weights are outside data that a fresh clone lacks: without them its rows are
+left out and the report says so (``public_agent_note``), instead of the stage failing."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from climbrl.evaluate.match import run_match
+from climbrl.paths import public_agent_missing
 
 STUDY_BASELINES = ("random", "greedy", "heuristic")
 RULE_AGENTS = ("random", "greedy", "heuristic", "aggressive", "conservative")
@@ -18,14 +22,18 @@ def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2,
                      public_agent: bool = True) -> dict[str, Any]:
     rows = []
     start = time.perf_counter()
+    missing = public_agent_missing() if public_agent else None
     for agent in RULE_AGENTS:
         for opp in STUDY_BASELINES:
             rows.append(run_match(agent, [opp], rules="paper", games=games, seed=seed, workers=workers))
-    if public_agent:
+    if public_agent and not missing:
         for opp in STUDY_BASELINES:
             rows.append(run_match("charlesworth:sample", [opp], rules="charlesworth", games=games,
                                   seed=seed, workers=workers))
-    return {"games_per_match": games, "seed": seed, "seconds": time.perf_counter() - start, "matches": rows}
+    report = {"games_per_match": games, "seed": seed, "seconds": time.perf_counter() - start, "matches": rows}
+    if missing:
+        report["public_agent_note"] = f"The public agent (charlesworth) is left out: {missing}."
+    return report
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -39,6 +47,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"{r['win_rate']:.3f} | [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] | "
             f"{r['normalized_win_rate']:.2f} | {r['mean_reward']:.3f} |"
         )
+    if report.get("public_agent_note"):
+        lines += ["", report["public_agent_note"]]
     return "\n".join(lines) + "\n"
 
 

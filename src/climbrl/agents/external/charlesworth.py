@@ -1,8 +1,10 @@
 """The public Big 2 PPO agent (Charlesworth 2018) as an opponent, under ``charlesworth`` rules.
 
-Data (never copied into the repository): ``shared/external/charlesworth-big2/`` (see its
-README): the weights as ``.npz`` (loaded with ``allow_pickle=False``), ``action_index.json``
-(the 1695 actions as positions in the hand sorted by card id; 1694 = pass).
+Data (never copied into the repository): the weights as ``.npz`` in
+``shared/external/charlesworth-big2/`` (loaded with ``allow_pickle=False``; ``climbrl
+convert-charlesworth`` makes it from the released file, see ``climbrl.paths``). The 1695 actions
+(positions in the hand sorted by card id; 1694 = pass) are rebuilt here: they are the same as
+that folder's ``action_index.json`` (tested), so the weights are the only file the agent needs.
 
 The network: ``fc1 (412->512) ReLU, fc2 (512->256) ReLU, pi (256->1695)`` logits; the value head
 ``fc3 (512->256) ReLU, vf (256->1)`` branches from the first hidden layer. Illegal actions are
@@ -33,10 +35,10 @@ observation, the legal actions and the logits at every decision of all 300 games
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +47,7 @@ import torch
 from climbrl.agents.base import Agent, Decision
 from climbrl.cards import mask_to_cards
 from climbrl.games.big2 import combos
-from climbrl.paths import charlesworth_dir
+from climbrl.paths import CHARLESWORTH_WEIGHTS, charlesworth_weights_path, public_agent_missing
 
 OBS_SIZE = 412
 N_ACTIONS = 1695
@@ -56,7 +58,7 @@ WEIGHT_SHAPES = {
     "pi_w": (256, 1695), "pi_b": (1695,), "fc3_w": (512, 256), "fc3_b": (256,),
     "vf_w": (256, 1), "vf_b": (1,),
 }
-DEFAULT_WEIGHTS = "charlesworth_ppo_136500.npz"
+DEFAULT_WEIGHTS = CHARLESWORTH_WEIGHTS
 
 # prev-hand type slots 18..25. That engine also sets "full house" for a plain straight (in
 # the play to beat and in the types a player has played); we reproduce it, since the network
@@ -79,9 +81,13 @@ class WeightsError(ValueError):
 
 def load_weights(path: str | Path | None = None) -> dict[str, np.ndarray]:
     """The 10 arrays from the ``.npz`` (``allow_pickle=False``), checked by name and shape."""
-    path = Path(path) if path else charlesworth_dir() / DEFAULT_WEIGHTS
+    if path is None:
+        if missing := public_agent_missing():
+            raise WeightsError(missing)  # names the file and how to obtain it
+        path = charlesworth_weights_path()
+    path = Path(path)
     if not path.exists():
-        raise WeightsError(f"weights not found: {path} (see shared/external/charlesworth-big2/README.md)")
+        raise WeightsError(f"weights not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -133,16 +139,28 @@ class CharlesworthNet(torch.nn.Module):
         return logits, value
 
 
-@lru_cache(maxsize=4)
-def action_table(path: str | None = None) -> dict[tuple[int, ...], int]:
-    """positions tuple -> action index, from ``action_index.json``."""
-    p = Path(path) if path else charlesworth_dir() / "action_index.json"
-    if not p.exists():
-        raise WeightsError(f"action index not found: {p}")
-    positions = json.loads(p.read_text())["positions"]
-    if len(positions) != N_ACTIONS:
-        raise WeightsError(f"{p}: expected {N_ACTIONS} actions, found {len(positions)}")
-    return {tuple(pos): i for i, pos in enumerate(positions)}
+def action_positions() -> list[tuple[int, ...]]:
+    """The 1695 actions as hand positions, in that agent's order (its ``actionIndices.pkl``).
+
+    Hand positions index the hand sorted by card id, so cards of one rank sit at most 3 apart:
+    a pair or a triple spans at most 4 positions, a four-card hand is two such pairs, and every
+    5 of the 13 positions is an action (lexicographic order in each block).
+    """
+    n = 13
+    near = [(i, j) for i in range(n) for j in range(i + 1, min(i + 4, n))]
+    acts: list[tuple[int, ...]] = [(i,) for i in range(n)]
+    acts += near
+    acts += [(i, j, k) for i in range(n) for j in range(i + 1, n) for k in range(j + 1, min(i + 4, n))]
+    acts += [a + b for a in near for b in near if b[0] > a[1]]
+    acts += list(combinations(range(n), 5))
+    acts.append(())  # pass
+    return acts
+
+
+@lru_cache(maxsize=1)
+def action_table() -> dict[tuple[int, ...], int]:
+    """positions tuple -> action index."""
+    return {pos: i for i, pos in enumerate(action_positions())}
 
 
 def action_of(move: int, hand: int, table: dict[tuple[int, ...], int]) -> int:
