@@ -4,13 +4,23 @@ learner -> evaluate every learner -> tournament -> report). Stage logic lives in
 Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow()``). Without
 ``PREFECT_API_URL`` Prefect starts a temporary local server for the process; with it, the
 same flows report to that server. The parent flow trains learners concurrently on a task
-runner: threads by default (``ThreadPoolTaskRunner``, torch releases the GIL), or a Dask
-cluster (``task_runner="dask"`` with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
+runner: threads by default (``ThreadPoolTaskRunner``), or a Dask cluster (``task_runner="dask"``
+with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
+
+The stage tasks that run concurrently (train, evaluate, tournament, behaviour) call their stage
+function (the one ``python -m pipeline STAGE --no-prefect`` calls) in a fresh process of its own
+(:func:`in_own_process`): torch's thread count and random stream are process-wide, so two
+stages on threads of one process could change each other's numbers. A learner trained by the
+study flow is therefore the DVC stage's, bit for bit. The seeds and report stages run alone in
+the flow and compute no torch numbers: they run in place (a process start costs seconds).
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from prefect import flow, task
@@ -18,6 +28,17 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 import pipeline  # noqa: F401  (environment defaults)
 from pipeline import stages
+
+
+def in_own_process(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a fresh ("spawn") process: nothing process-wide (torch's
+    thread count and random stream, forked locks of other threads) is shared with the flow or
+    with the other stages. A daemonic process (a Dask worker) may not start children: there the
+    call runs in place, one task at a time per worker process."""
+    if mp.current_process().daemon:
+        return fn(*args, **kwargs)
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args, **kwargs).result()
 
 
 @task(name="make-seeds")
@@ -28,18 +49,18 @@ def seeds_task(params_path: str) -> str:
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
 def train_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
     """Retrying is safe: training resumes from the last finished epoch's checkpoint."""
-    res = stages.train_learner(stages.params(params_path), algo, track=track)
+    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track)
     return {k: v for k, v in res.items() if k != "history"}
 
 
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
 def evaluate_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
-    return stages.evaluate_learner(stages.params(params_path), algo, track=track)
+    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)
 def tournament_task(params_path: str, track: bool = True) -> dict[str, Any]:
-    res = stages.tournament(stages.params(params_path), track=track)
+    res = in_own_process(stages.tournament, stages.params(params_path), track=track)
     return {"games": res["games"], "leaderboard": res["leaderboard"]}
 
 
@@ -50,7 +71,7 @@ def tournament_flow(params_path: str = "params.yaml", track: bool = True) -> dic
 
 @task(name="behaviour", retries=1, retry_delay_seconds=5)
 def behaviour_task(params_path: str, track: bool = True) -> dict[str, Any]:
-    res = stages.behaviour(stages.params(params_path), track=track)
+    res = in_own_process(stages.behaviour, stages.params(params_path), track=track)
     return {"agents": list(res["agents"])}
 
 
@@ -97,7 +118,8 @@ def _task_runner(kind: str):
 
 def study_flow(params_path: str = "params.yaml", learners: list[str] | None = None, track: bool = True,
                task_runner: str = "threads") -> dict[str, Any]:
-    """The whole chain. Learners train two at a time on the task runner."""
+    """The whole chain. Learners train two at a time on the task runner, each in a process of
+    its own."""
 
     @flow(name="study", task_runner=_task_runner(task_runner))
     def _study() -> dict[str, Any]:
@@ -124,7 +146,7 @@ def train_many_flow(configs: list[dict[str, Any]], out_root: str, task_runner: s
     def one(i: int, values: dict[str, Any]) -> dict[str, Any]:
         values = dict(values)
         cfg = train_config(values.pop("algo"), **values)
-        res = train(cfg, f"{out_root}/{i}-{cfg.algo}", resume=True, progress=False)
+        res = in_own_process(train, cfg, f"{out_root}/{i}-{cfg.algo}", resume=True, progress=False)
         return {"algo": cfg.algo, "final_eval": res["final_eval"], "epochs": len(res["history"]),
                 "pid": os.getpid()}
 

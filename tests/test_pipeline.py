@@ -221,7 +221,10 @@ def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> No
     assert (tmp_path / "0-ppo" / "policy.pt").exists() and (tmp_path / "1-mcq" / "policy.pt").exists()
 
 
-def test_the_study_flow_runs_every_stage_in_order(study_dir) -> None:
+def test_the_study_flow_runs_every_stage_in_order_and_trains_the_dvc_stages_learners(study_dir) -> None:
+    """The flow trains two learners at a time; each is, bit for bit, the learner that the DVC
+    stage's function (``python -m pipeline train ALGO``) trains alone: every kept policy file
+    and every per-epoch evaluation are the same."""
     from pipeline.flows import study_flow
 
     res = study_flow("params.yaml", learners=["ppo", "qlearning"], track=False)
@@ -231,6 +234,21 @@ def test_the_study_flow_runs_every_stage_in_order(study_dir) -> None:
     assert set(beh["agents"]) == {"ppo", "qlearning", "greedy"}
     md = Path(res["report"]).read_text()
     assert "Final comparison" in md and "Interpretability window" in md and "## Tournament" in md
+
+    def outputs(algo: str) -> dict[str, object]:
+        run = Path("runs") / algo
+        files = {f.relative_to(run).as_posix(): f.read_bytes()
+                 for f in [run / "policy.pt", *sorted((run / "snapshots").glob("*.pt"))]}
+        return {"files": files, "curve": Path(f"reports/curves/{algo}.csv").read_text()}  # losses, win rates
+
+    flow = {a: outputs(a) for a in ("ppo", "qlearning")}
+    Path("runs").rename("runs-from-flow")
+    p = load_params("params.yaml")
+    for algo in ("ppo", "qlearning"):
+        stages.train_learner(p, algo, track=False)
+        alone = outputs(algo)
+        assert sorted(alone["files"]) == ["policy.pt", "snapshots/epoch001.pt", "snapshots/epoch002.pt"]
+        assert alone == flow[algo], algo
 
 
 def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:

@@ -6,7 +6,9 @@ so card luck and seat bias cancel out. Every seat of every game has its own rand
 seeded from (match seed, deal index, agent seat, seat): the numbers are identical whatever the
 number of worker processes. Games advance in lockstep inside a chunk of deals so that an agent
 that batches (a neural policy) scores all its waiting decisions in one call; the chunks are a
-fixed size, independent of the worker count.
+fixed size, independent of the worker count. Chunks run on one torch thread (see
+:mod:`climbrl.threads`); worker processes are started with "spawn", which is safe from a
+program that runs other threads (a Prefect task runner), where "fork" can copy a held lock.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from climbrl.agents import Agent, Decision, make_agent
 from climbrl.evaluate.stats import wilson_interval
 from climbrl.games.big2 import Big2Game, get_rules
+from climbrl.threads import single_thread, worker_init
 
 CHUNK_DEALS = 25
 NUM_SEATS = 4
@@ -168,8 +171,7 @@ def _play_chunk(args: tuple) -> MatchResult:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=worker_init)
 
 
 def match_tasks(agent: str, opponent_triples: Sequence[tuple[str, str, str]], rules: str, games: int, seed: int,
@@ -191,11 +193,13 @@ def match_tasks(agent: str, opponent_triples: Sequence[tuple[str, str, str]], ru
 
 
 def map_tasks(fn: Callable[[tuple], Any], tasks: list[tuple], workers: int) -> list[Any]:
-    """``fn`` over ``tasks``, in order: in this process, or on ``workers`` processes."""
+    """``fn`` over ``tasks``, in order: in this process, or on ``workers`` processes (on one
+    torch thread either way)."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers == 1 or len(tasks) == 1:
-        return [fn(t) for t in tasks]
+        with single_thread():
+            return [fn(t) for t in tasks]
     with _pool(min(workers, len(tasks))) as pool:
         return list(pool.map(fn, tasks))
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents import Agent, make_agent
-from climbrl.evaluate.match import _pool, deal_seeds, play_games
+from climbrl.evaluate.match import deal_seeds, map_tasks, play_games
 from climbrl.evaluate.stats import wilson_interval
 from climbrl.games.big2 import Big2Game, get_rules
 
@@ -96,11 +96,7 @@ def run_tournament(participants: Sequence[str], rules: str = "paper", deals: int
     indexed = [(i, seats, d) for i, (seats, d) in enumerate(games)]
     chunks = [indexed[i:i + chunk_games] for i in range(0, len(indexed), chunk_games)]
     tasks = [(tuple(specs), rules, seed, deal_list, c) for c in chunks]
-    if workers == 1 or len(tasks) == 1:
-        parts = [_play_chunk(t) for t in tasks]
-    else:
-        with _pool(min(workers, len(tasks))) as pool:
-            parts = list(pool.map(_play_chunk, tasks))
+    parts = map_tasks(_play_chunk, tasks, workers)
     records = [r for p in parts for r in p]
     return summarize(labels, records, resamples=resamples, bootstrap_seed=seed, rules=rules, deals=deals, seed=seed)
 

@@ -1,7 +1,7 @@
 """Checkpoints: written atomically, read with ``torch.load(..., weights_only=True)``.
 
 A checkpoint holds the learner (network, optimizer, target network, counters), the
-curriculum's snapshots, the finished epoch, the metric history and the torch RNG state, plus
+curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
 the config it was trained with. Missing, corrupt or mismatched files raise
 :class:`CheckpointError` with the path and the reason.
 """
@@ -68,7 +68,7 @@ def load_network(path: str | Path) -> tuple[ActionInNet, dict[str, Any]]:
     cfg = obj.get("net_config")
     if state is None or not isinstance(cfg, dict):
         raise CheckpointError(f"{path}: no network in this checkpoint")
-    net = ActionInNet(**cfg)
+    net = ActionInNet(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
     try:
         net.load_state_dict(state)
     except RuntimeError as e:

@@ -26,8 +26,12 @@ class Learner:
 
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
-        torch.manual_seed(cfg.seed)
-        self.net = ActionInNet(cfg.hidden, value_head=self.value_head, dueling=self.dueling)
+        # The learner's own torch random stream (initial weights; any torch draw a learner makes
+        # takes it too): torch.manual_seed would reseed the whole process's stream, which other
+        # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.net = ActionInNet(cfg.hidden, value_head=self.value_head, dueling=self.dueling,
+                               generator=self.generator)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0

@@ -6,9 +6,16 @@ is applied to the state once per decision and to each legal move separately, the
 same function as one layer on the concatenation, computed without repeating the state for
 every move. ``value_head`` adds a state-value MLP of the same shape (PPO's critic); ``dueling``
 turns the scores into ``V(s) + A(s, a) - mean_a A(s, a)`` (the DQN family's dueling head).
+
+The initial weights are torch's defaults for ``nn.Linear``, drawn from ``generator`` layer by
+layer: a learner passes its own seeded generator, so its weights do not depend on what any
+other code (another thread) draws from torch's global random stream; without one they come
+from the global stream, as a plain ``nn.Linear`` does.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
@@ -17,19 +24,20 @@ from climbrl.learn.encoding import MOVE_DIM, STATE_DIM
 
 
 class ActionInNet(nn.Module):
-    def __init__(self, hidden: int = 512, value_head: bool = False, dueling: bool = False) -> None:
+    def __init__(self, hidden: int = 512, value_head: bool = False, dueling: bool = False,
+                 generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.hidden = hidden
-        self.state_in = nn.Linear(STATE_DIM, hidden)
-        self.move_in = nn.Linear(MOVE_DIM, hidden, bias=False)
-        self.fc2 = nn.Linear(hidden, hidden)
-        self.out = nn.Linear(hidden, 1)
+        self.state_in = linear(STATE_DIM, hidden, generator)
+        self.move_in = linear(MOVE_DIM, hidden, generator, bias=False)
+        self.fc2 = linear(hidden, hidden, generator)
+        self.out = linear(hidden, 1, generator)
         self.dueling = dueling
         self.has_value = value_head or dueling
         if self.has_value:
             self.value_net = nn.Sequential(
-                nn.Linear(STATE_DIM, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                nn.Linear(hidden, 1),
+                linear(STATE_DIM, hidden, generator), nn.ReLU(), linear(hidden, hidden, generator), nn.ReLU(),
+                linear(hidden, 1, generator),
             )
 
     def config(self) -> dict:
@@ -50,6 +58,18 @@ class ActionInNet(nn.Module):
         if not self.has_value:
             raise RuntimeError("this network has no value head")
         return self.value_net(states).squeeze(-1)
+
+
+def linear(n_in: int, n_out: int, generator: torch.Generator | None, bias: bool = True) -> nn.Linear:
+    """``nn.Linear(n_in, n_out)`` with its default initialisation (``reset_parameters``: weights
+    ``kaiming_uniform_(a=sqrt(5))``, bias uniform in +-1/sqrt(n_in)) drawn from ``generator``."""
+    layer = nn.utils.skip_init(nn.Linear, n_in, n_out, bias=bias)
+    with torch.no_grad():
+        nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
+        if bias:
+            bound = 1 / math.sqrt(n_in)
+            nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+    return layer
 
 
 def segment_sum(x: torch.Tensor, seg: torch.Tensor, n: int) -> torch.Tensor:

@@ -80,6 +80,5 @@ def load_policy_agent(path: str | Path, mode: str = "greedy") -> PolicyAgent:
     from climbrl.learn.checkpoint import load_network
 
     net, meta = load_network(path)
-    torch.set_num_threads(1)
     return PolicyAgent(net.eval(), mode=mode, name=f"checkpoint:{Path(path).name}",
                        scores_are_logits=meta.get("algo") in POLICY_LEARNERS)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from climbrl.config import TrainConfig
 from climbrl.evaluate.match import deal_seeds, play_games, run_match, seat_seed
@@ -31,6 +30,7 @@ from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Collector
+from climbrl.threads import single_thread
 
 CHECKPOINT = "checkpoint.pt"
 POLICY = "policy.pt"
@@ -108,12 +108,17 @@ def _check_resume(cfg: TrainConfig, state: dict[str, Any], path: Path) -> None:
 
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
           on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Train ``cfg.algo``; returns the summary (last evaluation, timings, history)."""
-    # One intra-op thread: a matrix product's float sums depend on how many threads split it,
-    # so the numbers would otherwise depend on the machine's core count (and the in-training
-    # evaluation's agents switch to one thread anyway, see load_policy_agent).
-    torch.set_num_threads(1)
-    out = Path(out_dir)
+    """Train ``cfg.algo``; returns the summary (last evaluation, timings, history).
+
+    Runs on one intra-op thread (:func:`climbrl.threads.single_thread`: a product's float sums
+    depend on how many threads split it, so the numbers would otherwise depend on the machine's
+    core count); the caller's thread count is restored afterwards."""
+    with single_thread():
+        return _train(cfg, Path(out_dir), resume, progress, on_epoch)
+
+
+def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
+           on_epoch: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
     learner = make_learner(cfg)
@@ -125,7 +130,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
         _check_resume(cfg, state, ckpt_path)
         learner.load_state_dict(state["learner"])
         curriculum.load_state_dict(state["curriculum"], learner.net)
-        torch.set_rng_state(state["torch_rng"])
+        learner.generator.set_state(state["torch_rng"])
         history = list(state["history"])
         start_epoch = int(state["epoch"])
     elif ckpt_path.exists():
@@ -148,7 +153,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
         ckpt.save_atomic({
             "format": ckpt.FORMAT, "version": ckpt.VERSION, "algo": cfg.algo, "config": cfg.to_dict(),
             "net_config": learner.net.config(), "epoch": epoch + 1, "learner": learner.state_dict(),
-            "curriculum": curriculum.state_dict(), "history": history, "torch_rng": torch.get_rng_state(),
+            "curriculum": curriculum.state_dict(), "history": history,
+            "torch_rng": learner.generator.get_state(),
         }, ckpt_path)
         ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:

@@ -260,7 +260,6 @@ class CharlesworthAgent(Agent):
     def __init__(self, greedy: bool = False, weights: str | Path | None = None) -> None:
         self.greedy = greedy
         self.name = "charlesworth:greedy" if greedy else "charlesworth:sample"
-        torch.set_num_threads(1)
         self.net = CharlesworthNet(load_weights(weights)).eval()
         self.table = action_table()
 

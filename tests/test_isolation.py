@@ -1,0 +1,121 @@
+"""No hidden process-wide state: a learner's initial weights do not depend on what other threads
+do, loading an agent or training leaves torch's thread count as it was, importing the tracking
+module leaves the environment alone, and match workers start clean ("spawn")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from climbrl.agents import make_agent
+from climbrl.config import train_config
+from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.network import ActionInNet
+from climbrl.learn.registry import make_learner
+from climbrl.learn.train import train
+from climbrl.paths import charlesworth_dir
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _weights(learner) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in learner.net.state_dict().items()}
+
+
+def test_learners_built_concurrently_get_the_weights_they_get_built_one_after_the_other() -> None:
+    cfgs = [train_config(algo, hidden=256, seed=seed) for algo in ("ppo", "dqn") for seed in (0, 1, 2, 3)]
+    alone = [_weights(make_learner(c)) for c in cfgs]
+    built: list = [None] * len(cfgs)
+    start = threading.Barrier(len(cfgs))
+
+    def build(i: int) -> None:
+        start.wait()
+        built[i] = _weights(make_learner(cfgs[i]))
+
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(len(cfgs))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for c, a, b in zip(cfgs, alone, built, strict=True):
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[k], b[k]) for k in a), f"{c.algo} seed {c.seed}"
+
+
+def test_building_a_learner_leaves_torchs_global_random_stream_alone() -> None:
+    torch.manual_seed(123)
+    expected = torch.rand(4)
+    torch.manual_seed(123)
+    make_learner(train_config("ppo", hidden=16))
+    assert torch.equal(torch.rand(4), expected)
+
+
+@pytest.fixture()
+def threads_set_to_three():
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    yield 3
+    torch.set_num_threads(before)
+
+
+def test_loading_a_policy_agent_leaves_the_thread_count_alone(tmp_path, threads_set_to_three) -> None:
+    path = tmp_path / "policy.pt"
+    ckpt.save_atomic(ckpt.network_payload(ActionInNet(16), "ppo", 1), path)
+    make_agent(f"checkpoint:{path}")
+    assert torch.get_num_threads() == threads_set_to_three
+
+
+def test_loading_the_public_agent_leaves_the_thread_count_alone(threads_set_to_three) -> None:
+    if not (charlesworth_dir() / "charlesworth_ppo_136500.npz").exists():
+        if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
+            pytest.fail(f"missing {charlesworth_dir()}")
+        pytest.skip(f"missing {charlesworth_dir()}")
+    make_agent("charlesworth")
+    assert torch.get_num_threads() == threads_set_to_three
+
+
+def test_training_and_matches_run_on_one_thread_and_restore_the_count(tmp_path, threads_set_to_three) -> None:
+    from climbrl.evaluate.match import run_match
+
+    seen = []
+    train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), tmp_path,
+          progress=False, on_epoch=lambda row: seen.append(torch.get_num_threads()))
+    assert seen == [1]
+    assert torch.get_num_threads() == threads_set_to_three
+    run_match(f"checkpoint:{tmp_path / 'policy.pt'}", ["random"], games=4, workers=1)
+    assert torch.get_num_threads() == threads_set_to_three
+
+
+def test_importing_the_tracking_module_leaves_the_environment_alone() -> None:
+    code = ("import os; before = dict(os.environ); import climbrl.track; "
+            "changed = {k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}; "
+            "print(sorted(changed))")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK", "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_environment_defaults_are_set_by_an_explicit_call(monkeypatch) -> None:
+    from climbrl import track
+
+    monkeypatch.delenv("MLFLOW_DISABLE_TELEMETRY", raising=False)
+    monkeypatch.setenv("DO_NOT_TRACK", "already-set")
+    track.environment_defaults()
+    assert os.environ["MLFLOW_DISABLE_TELEMETRY"] == "true"
+    assert os.environ["DO_NOT_TRACK"] == "already-set"  # the caller's environment wins
+
+
+def test_match_workers_start_clean_processes() -> None:
+    """Forking a process that runs other threads (a Prefect task runner) can copy a held lock;
+    the match pools start their workers with "spawn"."""
+    from climbrl.evaluate import match
+
+    with match._pool(2) as pool:
+        assert pool._mp_context.get_start_method() == "spawn"
