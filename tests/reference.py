@@ -69,7 +69,7 @@ def cw_mask(ids: list[int]) -> int:
 
 def require_reference(path: Path, env_var: str) -> Path:
     """Reference games at ``path`` (skip, or fail under CI, when missing; ``env_var`` overrides it)."""
-    return require_external(path, f"reference games recorded from a public engine (see shared/external/); set {env_var}")
+    return require_external(path, f"reference games of a public engine (see shared/external/); set {env_var}")
 
 
 def iter_reference_games(path: Path | None = None) -> Iterator[dict]:
