@@ -237,29 +237,56 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
 
 
 def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
+    from pipeline.ablation import main as ablation_main
     from pipeline.ablation import run_ablation, summary_markdown
 
+    from climbrl.evaluate.match import run_match
+
     p = load_params("params.yaml")
+    stages.make_seeds(p)
     small = {"seeds": 2, "epochs": 1, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "workers": 2}
-    s = run_ablation("curriculum", p, **small)
+    s = run_ablation("curriculum", p, deals=10, **small)
     assert [c["value"] for c in s["configs"]] == ["self_play", "checkpoint_self_play", "fixed_opponents",
                                                   "opponent_pool"]
     assert all(len(c["runs"]) == 2 and "std/random" in c for c in s["configs"])
+    # the final evaluation: every run on the versioned deals, the evaluate stage's protocol
+    final = s["final"]
+    assert final["deals"] == 10 and final["opponents"] == ["random", "greedy"]
+    assert [c["value"] for c in final["configs"]] == [c["value"] for c in s["configs"]]
+    run = final["configs"][2]["runs"][1]
+    assert run["policy"].endswith("curriculum=fixed_opponents/seed1/policy.pt")
+    for o in ("random", "greedy"):
+        digits = run["vs"][o]["deal_wins"]
+        assert len(digits) == 10 and sum(map(int, digits)) == run["vs"][o]["wins"]
+        same = run_match(f"checkpoint:{run['policy']}", [o], games=40, seeds=stages.load_seeds())
+        assert same["wins"] == run["vs"][o]["wins"]
+    for c in final["configs"]:
+        v = c["vs"]["greedy"]
+        rates = [r["vs"]["greedy"]["win_rate"] for r in c["runs"]]
+        assert v["mean"] == pytest.approx(sum(rates) / 2) and v["low"] <= v["mean"] <= v["high"]
+    assert len(final["comparisons"]["random"]) == 6  # every pair of the four curricula
+    assert all(isinstance(c["significant"], bool) for c in final["comparisons"]["greedy"])
     md = summary_markdown().read_text()
     assert "| opponent_pool |" in md and "![curriculum](curriculum.png)" in md
+    assert "Significant differences" in md and "10 deals from every seat" in md
     from climbrl.report import _ablation_lines
 
     figures: list[Path] = []
     lines = _ablation_lines(Path("reports"), figures)  # the main report's copy, figures re-pointed
     assert "![curriculum](ablations/curriculum.png)" in lines and "### curriculum (curriculum)" in lines
     assert [f.name for f in figures] == ["curriculum.png"] and figures[0].exists()
+    # the evaluation alone, on the existing runs, gives the same numbers
+    assert ablation_main(["evaluate", "curriculum", "--seeds", "2", "--deals", "10", "--workers", "1"]) == 0
+    assert json.loads(Path("reports/ablations/curriculum.json").read_text())["final"] == final
     # repeated: every run resumes from its checkpoint and gives the same numbers
-    assert run_ablation("curriculum", p, **small)["configs"] == s["configs"]
+    assert run_ablation("curriculum", p, evaluate=False, **small)["configs"] == s["configs"]
     # a checkpoint of another configuration is discarded, not resumed
-    more = run_ablation("curriculum", p, **{**small, "eval_games": 12})
+    more = run_ablation("curriculum", p, evaluate=False, **{**small, "eval_games": 12})
     assert all(r["eval_games/random"] == 12 for c in more["configs"] for r in c["runs"])
     with pytest.raises(ValueError, match="unknown ablation"):
         run_ablation("dropout", p)
+    with pytest.raises(FileNotFoundError, match="no trained policy"):
+        ablation_main(["evaluate", "entropy", "--seeds", "1", "--deals", "10"])
 
 
 def test_ablation_params_are_validated() -> None:
