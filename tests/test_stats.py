@@ -43,7 +43,8 @@ def test_the_interval_widens_when_deal_noise_is_present() -> None:
     # a deal effect shared by two configurations cancels in their paired difference
     other = _tables(rng, [0.3], seed_sd=0.02, deals=300)[0]
     shift = rng.normal(0, 0.5, 300)[None, :]
-    plain, shared = contrast_interval([quiet, other], [1, -1]), contrast_interval([quiet + shift, other + shift], [1, -1])
+    plain = contrast_interval([quiet, other], [1, -1])
+    shared = contrast_interval([quiet + shift, other + shift], [1, -1])
     assert shared["se"] == pytest.approx(plain["se"]) and shared["estimate"] == pytest.approx(plain["estimate"])
     alone = contrast_interval([quiet + shift], [1])["se"] ** 2 + contrast_interval([other + shift], [1])["se"] ** 2
     assert shared["se"] ** 2 < 0.5 * alone
