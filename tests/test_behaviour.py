@@ -15,22 +15,44 @@ from climbrl.learn.network import ActionInNet
 from climbrl.learn.policy import PolicyAgent
 
 
-def test_two_accounting_and_shares_add_up() -> None:
+def _agent_turns(agent: str, opponents: list[str], games: int, seed: int) -> list[tuple[Decision, int]]:
+    """Every decision of the evaluated agent's seat and the move it played, replayed from the
+    finished games' move lists (independently of the recorder's bookkeeping)."""
+    from climbrl.evaluate.match import _chunk_games, match_tasks
+
+    game, out = Big2Game("paper"), []
+    for task in match_tasks(agent, [(o,) * 3 for o in opponents], "paper", games, seed, None):
+        for i, st in enumerate(_chunk_games(task)):
+            replay = game.new_game(seed=task[5][i // 4])
+            for move in st.moves:
+                if replay.current_player == i % 4:
+                    out.append((Decision.from_state(replay), move))
+                replay.apply(move)
+    return out
+
+
+def test_counts_match_a_replay_of_the_games() -> None:
     r = record_behaviour("heuristic", ["random", "greedy"], games=40, seed=3)
     assert r["games"] == 80
     # duplicate deals: the 4 seats of a deal hold all four 2s
     assert r["twos_dealt"] == r["games"]
     # every dealt 2 is either played or still in hand at the end
     assert r["twos_played"] + round(r["twos_held_at_end_share"] * r["twos_dealt"]) == r["twos_dealt"]
-    assert sum(r["lead_share_by_cards"].values()) == pytest.approx(1.0)
-    assert sum(r["lead_share_by_type"].values()) == pytest.approx(1.0)
-    assert sum(r["endgame_share_by_cards"].values()) == pytest.approx(1.0)
-    assert sum(r["can_beat_by_hand"].values()) == r["can_beat"]
-    assert sum(v for v in r["twos_share_by_hand"].values()) == pytest.approx(1.0)
-    # a rule agent's probabilities are its choices
-    for s in r["situations"].values():
-        if s["n"]:
-            assert s["mean_probability"] == pytest.approx(s["chosen"])
+    turns = _agent_turns("heuristic", ["random", "greedy"], 40, 3)
+    assert r["decisions"] == len(turns)
+    leads = [m for d, m in turns if d.observation.leading]
+    assert r["leads"] == len(leads)
+    for k, share in r["lead_share_by_cards"].items():
+        assert share * len(leads) == pytest.approx(sum(m.bit_count() == int(k) for m in leads))
+    follows = [(d, m) for d, m in turns if not d.observation.leading and len(d.moves) > 1]
+    assert r["can_beat"] == len(follows)
+    assert r["pass_rate_when_can_beat"] * len(follows) == pytest.approx(sum(m == 0 for _, m in follows))
+    assert r["twos_played"] == sum((m & (0xF << 48)).bit_count() for _, m in turns)
+    for name, (_, applies, in_class) in SITUATIONS.items():
+        hits = [(d, m) for d, m in turns if applies(d)]
+        assert r["situations"][name]["n"] == len(hits)
+        chosen = sum(in_class(d, d.moves.index(m)) for d, m in hits)
+        assert (r["situations"][name]["chosen"] or 0) * len(hits) == pytest.approx(chosen)
 
 
 def test_greedy_never_passes_when_it_can_play_and_random_passes_often() -> None:
@@ -78,15 +100,24 @@ def test_network_probabilities_are_a_softmax_over_the_legal_moves() -> None:
 
 
 def test_situations_count_only_matching_decisions() -> None:
+    decisions = _decisions(400, seed=5)
+    leading = [d for d in decisions if d.observation.leading]
     b = Behaviour()
-    for d in _decisions(400, seed=5):
+    for d in decisions:
         b.add(d, 0, np.eye(len(d.moves))[0])
     s = b.summary()
-    for name, (_, applies, _) in SITUATIONS.items():
-        assert s["situations"][name]["n"] == sum(applies(d) for d in _decisions(400, seed=5))
-    # move 0 is the pass whenever passing is legal: "pass when it can beat" is then always taken
-    assert s["situations"]["pass_early_when_can_beat"]["chosen"] == 1.0
-    assert s["pass_rate_when_can_beat"] == 1.0
+    # hand-checked classes: a lead offers no pass; a follow with a choice has the pass as move 0
+    assert s["situations"]["pass_early_when_can_beat"]["n"] == sum(
+        1 for d in decisions if not d.observation.leading and len(d.moves) > 1 and d.hand.bit_count() >= 10)
+    assert s["situations"]["pass_early_when_can_beat"]["chosen"] == 1.0 and s["pass_rate_when_can_beat"] == 1.0
+    assert s["situations"]["go_out"]["n"] == sum(d.hand in d.moves for d in decisions)
+    assert s["leads"] == len(leading) and s["situations"]["early_lead_five_plus"]["n"] <= len(leading)
+    # a decision outside every situation adds to none of them
+    quiet = Behaviour()
+    d = next(d for d in leading if d.hand.bit_count() < 10 and d.hand not in d.moves
+             and 1 not in [n for k, n in enumerate(d.observation.cards_left) if k != d.seat])
+    quiet.add(d, 0, np.eye(len(d.moves))[0])
+    assert all(v["n"] == 0 for v in quiet.summary()["situations"].values())
 
 
 def test_markdown_has_every_table(tmp_path) -> None:

@@ -67,8 +67,9 @@ def test_observations_legal_actions_and_logits_match_every_reference_decision(ag
             assert (PASS_ACTION in ours) == (state.last_mask != 0)
             state.apply(cw_mask(d["cards"]))
             decisions += 1
-    assert decisions == 15496
-    assert max_diff < 1e-3, max_diff
+    # every decision of the reference file was checked (counted from the file, whichever file it is)
+    assert decisions == sum(len(ref["decisions"]) for ref in iter_reference_games()) > 0
+    assert max_diff < 5e-5, max_diff  # measured 3.4e-5 (float32 sums); the README says "within 3.4e-5"
 
 
 def test_agent_plays_legal_moves_and_is_reproducible(agent) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,8 +81,10 @@ def test_simulate_is_deterministic(capsys, tmp_path) -> None:
 
 
 def test_console_script_is_installed() -> None:
-    proc = subprocess.run([sys.executable, "-m", "climbrl.cli", "moves", "--hand", "2S", "--json"],
-                          capture_output=True, text=True, check=True)
+    # the `climbrl` entry point of the environment running the tests (its bin folder first)
+    script = shutil.which("climbrl", path=str(Path(sys.executable).parent)) or shutil.which("climbrl")
+    assert script, "no climbrl console script: pip install -e . in this environment"
+    proc = subprocess.run([script, "moves", "--hand", "2S", "--json"], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout) == [{"index": 0, "cards": ["2S"], "type": "single"}]
 
 

@@ -309,20 +309,48 @@ def test_curricula_seatings() -> None:
     assert all(a is me for s in sp.seatings(3, me, np.random.default_rng(0)) for a in s)
 
 
-@pytest.mark.parametrize("curriculum", ["checkpoint_self_play", "fixed_opponents", "opponent_pool"])
+def _changed(before: dict, after: dict) -> bool:
+    return any(not torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("curriculum", ["self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool"])
 def test_every_curriculum_trains(tmp_path, curriculum: str) -> None:
-    res = train(small("ppo", curriculum=curriculum, snapshot_every=8), tmp_path, progress=False)
-    assert res["history"][-1]["learner_decisions"] > 0
+    cfg = small("ppo", curriculum=curriculum, snapshot_every=8)
+    initial = {k: v.clone() for k, v in make_learner(cfg).net.state_dict().items()}
+    res = train(cfg, tmp_path, progress=False)
+    last = res["history"][-1]
+    # the training data is the learner's own decisions: all four seats in self-play, one seat
+    # per game against the curriculum's opponents
+    if curriculum == "self_play":
+        assert last["learner_decisions"] == last["decisions"]
+    else:
+        assert 0 < last["learner_decisions"] < last["decisions"] / 2
+    assert np.isfinite(last["loss/policy_loss"]) and last["loss/entropy"] > 0
+    assert _changed(initial, make_agent(f"checkpoint:{tmp_path / 'policy.pt'}").net.state_dict())
+    snapshots = ckpt.load(tmp_path / "checkpoint.pt")["curriculum"]["snapshot_names"]
+    if curriculum in ("checkpoint_self_play", "opponent_pool"):  # one at the start, one every 8 games
+        assert snapshots == ["snapshot@0", "snapshot@8", "snapshot@16"][-cfg.pool_size:]
+    else:
+        assert snapshots == []
 
 
 @pytest.mark.parametrize("algo", ["mcq", "sarsa", "qlearning", "dqn"])
 def test_every_learner_trains_and_is_an_agent(tmp_path, algo: str) -> None:
-    res = train(small(algo), tmp_path, progress=False)
+    cfg = small(algo)
+    initial = {k: v.clone() for k, v in make_learner(cfg).net.state_dict().items()}
+    res = train(cfg, tmp_path, progress=False)
     assert len(res["history"]) == 2 and np.isfinite(res["history"][-1]["loss/loss"])
     agent = make_agent(f"checkpoint:{tmp_path / 'policy.pt'}")
-    assert isinstance(agent, PolicyAgent)
-    d = Decision.from_state(Big2Game("paper").new_game(seed=3))
-    assert 0 <= agent.act(d, random.Random(0)) < len(d.moves)
+    assert isinstance(agent, PolicyAgent) and agent.mode == "greedy"
+    assert _changed(initial, agent.net.state_dict())  # the updates moved the weights
+    # as an agent: its greedy move is the argmax of the trained network's scores, every decision
+    decisions = _decisions(2)
+    states, moves, offsets = encode_decisions(decisions)
+    seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), np.diff(offsets)))
+    with torch.no_grad():
+        scores = agent.net(torch.from_numpy(states), torch.from_numpy(moves), seg).numpy()
+    want = [int(np.argmax(scores[offsets[b]:offsets[b + 1]])) for b in range(len(decisions))]
+    assert agent.act_batch(decisions, [random.Random(i) for i in range(len(decisions))]) == want
 
 
 # --- one short training run must beat random players ---------------------------------------------

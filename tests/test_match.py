@@ -6,8 +6,11 @@ import json
 
 import pytest
 
+from climbrl.agents import make_agent
 from climbrl.cli import main
-from climbrl.evaluate.match import deal_seeds, run_match
+from climbrl.evaluate.match import deal_seeds, deal_wins, play_games, run_match, seat_seed
+from climbrl.evaluate.stats import wilson_interval
+from climbrl.games.big2 import Big2Game
 
 
 def test_same_numbers_for_any_worker_count() -> None:
@@ -26,11 +29,34 @@ def test_every_deal_from_every_seat() -> None:
 
 
 def test_summary_fields() -> None:
-    res = run_match("heuristic", ["random"], games=80, seed=2)
-    assert res["win_rate_low"] <= res["win_rate"] <= res["win_rate_high"]
-    assert res["normalized_win_rate"] == pytest.approx(res["win_rate"] / 0.25)
-    assert 0 <= res["mean_cards_left"] <= 13 and res["mean_game_length"] > 10
-    assert res["wins"] == round(res["win_rate"] * res["games"])
+    res = run_match("heuristic", ["random", "greedy", "conservative"], games=80, seed=2, workers=2)
+    # the same 80 games played here by hand: deal k from seat a, opponents from the next seat on
+    game = Big2Game("paper")
+    me, opps = make_agent("heuristic"), [make_agent(o) for o in ("random", "greedy", "conservative")]
+    seatings, deals, seat_seeds = [], [], []
+    for k, ds in enumerate(deal_seeds(2, 20)):
+        for a in range(4):
+            seatings.append([me if s == a else opps[(s - a - 1) % 4] for s in range(4)])
+            deals.append(ds)
+            seat_seeds.append([seat_seed(2, k, a, s) for s in range(4)])
+    states = play_games(game, seatings, deals, seat_seeds)
+    wins_by_seat = [sum(st.winner == a for i, st in enumerate(states) if i % 4 == a) for a in range(4)]
+    wins = sum(wins_by_seat)
+    assert (res["games"], res["deals"], res["wins"], res["wins_by_seat"]) == (80, 20, wins, wins_by_seat)
+    assert res["win_rate"] == wins / 80 and (res["win_rate_low"], res["win_rate_high"]) == wilson_interval(wins, 80)
+    assert res["normalized_win_rate"] == pytest.approx(wins / 20)
+    assert res["mean_reward"] == pytest.approx(sum(st.returns()[i % 4] for i, st in enumerate(states)) / 80)
+    assert res["mean_cards_left"] == pytest.approx(sum(st.cards_left()[i % 4] for i, st in enumerate(states)) / 80)
+    assert res["mean_game_length"] == pytest.approx(sum(len(st.moves) for st in states) / 80)
+    assert 0 < wins < 80 and res["mean_cards_left"] > 0
+
+
+def test_deal_wins_are_the_match_deal_by_deal() -> None:
+    res = run_match("heuristic", ["random", "greedy", "conservative"], games=80, seed=2, workers=1)
+    per_deal = deal_wins("heuristic", ["random", "greedy", "conservative"], games=80, seed=2, workers=2)
+    assert len(per_deal) == 20 and sum(per_deal) == res["wins"] and set(per_deal) <= {0, 1, 2, 3, 4}
+    assert per_deal[:5] == deal_wins("heuristic", ["random", "greedy", "conservative"], games=20, seed=2)
+    assert deal_wins("greedy", ["greedy"], games=40, seed=1) == [1] * 10  # identical agents: one win per deal
 
 
 def test_stronger_agents_win_more() -> None:

@@ -224,31 +224,46 @@ def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> No
 def test_the_study_flow_runs_every_stage_in_order_and_trains_the_dvc_stages_learners(study_dir) -> None:
     """The flow trains two learners at a time; each is, bit for bit, the learner that the DVC
     stage's function (``python -m pipeline train ALGO``) trains alone: every kept policy file
-    and every per-epoch evaluation are the same."""
+    and every per-epoch evaluation are the same; and the flow's seeds, evaluations, tournament and
+    behaviour equal dvc.yaml's stages run one after the other from scratch."""
+    import shutil
+
     from pipeline.flows import study_flow
 
     res = study_flow("params.yaml", learners=["ppo", "qlearning"], track=False)
     assert set(res["evaluations"]) == {"ppo", "qlearning"}
-    assert json.loads(Path("reports/tournament.json").read_text())["games"] > 0
-    beh = json.loads(Path("reports/behaviour/behaviour.json").read_text())
-    assert set(beh["agents"]) == {"ppo", "qlearning", "greedy"}
     md = Path(res["report"]).read_text()
     assert "Final comparison" in md and "Interpretability window" in md and "## Tournament" in md
 
-    def outputs(algo: str) -> dict[str, object]:
-        run = Path("runs") / algo
-        files = {f.relative_to(run).as_posix(): f.read_bytes()
-                 for f in [run / "policy.pt", *sorted((run / "snapshots").glob("*.pt"))]}
-        return {"files": files, "curve": Path(f"reports/curves/{algo}.csv").read_text()}  # losses, win rates
+    def outputs() -> dict:
+        def files(algo: str) -> dict[str, bytes]:
+            run = Path("runs") / algo
+            return {f.relative_to(run).as_posix(): f.read_bytes()
+                    for f in [run / "policy.pt", *sorted((run / "snapshots").glob("*.pt"))]}
 
-    flow = {a: outputs(a) for a in ("ppo", "qlearning")}
-    Path("runs").rename("runs-from-flow")
+        evals = {a: json.loads(Path(f"reports/eval/{a}.json").read_text()) for a in ("ppo", "qlearning")}
+        return {"seeds": stages.load_seeds(), "eval": {a: e["matches"] for a, e in evals.items()},
+                "files": {a: files(a) for a in ("ppo", "qlearning")},
+                "curves": {a: Path(f"reports/curves/{a}.csv").read_text() for a in ("ppo", "qlearning")},
+                "tournament": json.loads(Path("reports/tournament.json").read_text()),
+                "behaviour": json.loads(Path("reports/behaviour/behaviour.json").read_text())}
+
+    flow_out = outputs()
+    assert sorted(flow_out["files"]["ppo"]) == ["policy.pt", "snapshots/epoch001.pt", "snapshots/epoch002.pt"]
+    # the DVC path from scratch: dvc.yaml's stages one after the other, each on the one before's files
+    for d in ("data", "runs", "reports"):
+        shutil.rmtree(d)
     p = load_params("params.yaml")
+    stages.make_seeds(p)
     for algo in ("ppo", "qlearning"):
         stages.train_learner(p, algo, track=False)
-        alone = outputs(algo)
-        assert sorted(alone["files"]) == ["policy.pt", "snapshots/epoch001.pt", "snapshots/epoch002.pt"]
-        assert alone == flow[algo], algo
+    for algo in ("ppo", "qlearning"):
+        stages.evaluate_learner(p, algo, track=False)
+    stages.tournament(p, track=False)
+    stages.behaviour(p, track=False)
+    dvc_out = outputs()
+    for key in flow_out:
+        assert dvc_out[key] == flow_out[key], key
 
 
 def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
@@ -295,29 +310,56 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
 
 
 def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
+    from pipeline.ablation import main as ablation_main
     from pipeline.ablation import run_ablation, summary_markdown
 
+    from climbrl.evaluate.match import run_match
+
     p = load_params("params.yaml")
+    stages.make_seeds(p)
     small = {"seeds": 2, "epochs": 1, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "workers": 2}
-    s = run_ablation("curriculum", p, **small)
+    s = run_ablation("curriculum", p, deals=10, **small)
     assert [c["value"] for c in s["configs"]] == ["self_play", "checkpoint_self_play", "fixed_opponents",
                                                   "opponent_pool"]
     assert all(len(c["runs"]) == 2 and "std/random" in c for c in s["configs"])
+    # the final evaluation: every run on the versioned deals, the evaluate stage's protocol
+    final = s["final"]
+    assert final["deals"] == 10 and final["opponents"] == ["random", "greedy"]
+    assert [c["value"] for c in final["configs"]] == [c["value"] for c in s["configs"]]
+    run = final["configs"][2]["runs"][1]
+    assert run["policy"].endswith("curriculum=fixed_opponents/seed1/policy.pt")
+    for o in ("random", "greedy"):
+        digits = run["vs"][o]["deal_wins"]
+        assert len(digits) == 10 and sum(map(int, digits)) == run["vs"][o]["wins"]
+        same = run_match(f"checkpoint:{run['policy']}", [o], games=40, seeds=stages.load_seeds())
+        assert same["wins"] == run["vs"][o]["wins"]
+    for c in final["configs"]:
+        v = c["vs"]["greedy"]
+        rates = [r["vs"]["greedy"]["win_rate"] for r in c["runs"]]
+        assert v["mean"] == pytest.approx(sum(rates) / 2) and v["low"] <= v["mean"] <= v["high"]
+    assert len(final["comparisons"]["random"]) == 6  # every pair of the four curricula
+    assert all(isinstance(c["significant"], bool) for c in final["comparisons"]["greedy"])
     md = summary_markdown().read_text()
     assert "| opponent_pool |" in md and "![curriculum](curriculum.png)" in md
+    assert "Significant differences" in md and "10 deals from every seat" in md
     from climbrl.report import _ablation_lines
 
     figures: list[Path] = []
     lines = _ablation_lines(Path("reports"), figures)  # the main report's copy, figures re-pointed
     assert "![curriculum](ablations/curriculum.png)" in lines and "### curriculum (curriculum)" in lines
     assert [f.name for f in figures] == ["curriculum.png"] and figures[0].exists()
+    # the evaluation alone, on the existing runs, gives the same numbers
+    assert ablation_main(["evaluate", "curriculum", "--seeds", "2", "--deals", "10", "--workers", "1"]) == 0
+    assert json.loads(Path("reports/ablations/curriculum.json").read_text())["final"] == final
     # repeated: every run resumes from its checkpoint and gives the same numbers
-    assert run_ablation("curriculum", p, **small)["configs"] == s["configs"]
+    assert run_ablation("curriculum", p, evaluate=False, **small)["configs"] == s["configs"]
     # a checkpoint of another configuration is discarded, not resumed
-    more = run_ablation("curriculum", p, **{**small, "eval_games": 12})
+    more = run_ablation("curriculum", p, evaluate=False, **{**small, "eval_games": 12})
     assert all(r["eval_games/random"] == 12 for c in more["configs"] for r in c["runs"])
     with pytest.raises(ValueError, match="unknown ablation"):
         run_ablation("dropout", p)
+    with pytest.raises(FileNotFoundError, match="no trained policy"):
+        ablation_main(["evaluate", "entropy", "--seeds", "1", "--deals", "10"])
 
 
 def test_ablation_params_are_validated() -> None:

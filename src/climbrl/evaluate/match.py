@@ -152,11 +152,16 @@ def duplicate_seatings(agent_spec: str, opponent_specs: Sequence[str], seed: int
     return agent, seatings, deal_list, seat_seed_list
 
 
-def _play_chunk(args: tuple) -> MatchResult:
+def _chunk_games(args: tuple) -> list[Any]:
+    """The finished games of one chunk task (game ``i`` has the agent in seat ``i % 4``)."""
     agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
-    game = Big2Game(rules)
     _, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponent_specs, seed, first_deal, seeds)
-    states = play_games(game, seatings, deal_list, seat_seed_list)
+    return play_games(Big2Game(rules), seatings, deal_list, seat_seed_list)
+
+
+def _play_chunk(args: tuple) -> MatchResult:
+    agent_spec, opponent_specs, rules, seed = args[:4]
+    states = _chunk_games(args)
     res = MatchResult(agent_spec, list(opponent_specs), rules, seed)
     for i, st in enumerate(states):
         agent_seat = i % NUM_SEATS
@@ -204,6 +209,16 @@ def map_tasks(fn: Callable[[tuple], Any], tasks: list[tuple], workers: int) -> l
         return list(pool.map(fn, tasks))
 
 
+def opponent_triple(opponents: Sequence[str]) -> list[str]:
+    """The three opponents of a match: one name stands for three copies."""
+    opponents = list(opponents)
+    if len(opponents) == 1:
+        opponents = opponents * 3
+    if len(opponents) != 3:
+        raise ValueError(f"give one opponent (three copies) or three, got {len(opponents)}")
+    return opponents
+
+
 def run_match(
     agent: str,
     opponents: Sequence[str],
@@ -218,17 +233,36 @@ def run_match(
     ``games`` must be a multiple of 4 (each deal is played from every seat). Deal seeds come
     from ``seeds`` when given (e.g. a versioned seed file), else from :func:`deal_seeds`.
     """
-    opponents = list(opponents)
-    if len(opponents) == 1:
-        opponents = opponents * 3
-    if len(opponents) != 3:
-        raise ValueError(f"give one opponent (three copies) or three, got {len(opponents)}")
+    opponents = opponent_triple(opponents)
     tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds)
     parts = map_tasks(_play_chunk, tasks, workers)
     total = MatchResult(agent, opponents, rules, seed)
     for p in parts:
         total.add(p)
     return total.summary()
+
+
+def _chunk_deal_wins(args: tuple) -> list[int]:
+    states = _chunk_games(args)
+    return [sum(states[k + seat].winner == seat for seat in range(NUM_SEATS))
+            for k in range(0, len(states), NUM_SEATS)]
+
+
+def deal_wins(
+    agent: str,
+    opponents: Sequence[str],
+    rules: str = "paper",
+    games: int = 400,
+    seed: int = 0,
+    workers: int = 1,
+    seeds: Sequence[int] | None = None,
+) -> list[int]:
+    """The match of :func:`run_match` (same games, same arguments), deal by deal: how many of
+    the four games of each deal the agent won (0 to 4). Paired comparisons of two agents on the
+    same deals (``pipeline/ablation.py``) need the outcomes per deal, not only the total."""
+    opponents = opponent_triple(opponents)
+    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds)
+    return [w for part in map_tasks(_chunk_deal_wins, tasks, workers) for w in part]
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -246,4 +280,4 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MatchResult", "deal_seeds", "run_match", "format_table", "play_games"]
+__all__ = ["MatchResult", "deal_seeds", "deal_wins", "run_match", "format_table", "play_games"]
