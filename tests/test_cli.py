@@ -106,8 +106,20 @@ def test_deep_evaluation_repeats_on_new_deal_sets(capsys) -> None:
 
 
 def test_behaviour_command(capsys) -> None:
-    rc, out, _ = run(capsys, "behaviour", "--agent", "greedy", "--opponents", "random", "--games", "8",
-                     "--workers", "1")
+    """The command prints what record_behaviour measures on the same games: its JSON is the
+    library's result for those arguments, the table shows its numbers, and the seed picks the deals."""
+    from climbrl.evaluate.behaviour import record_behaviour
+
+    args = ["behaviour", "--agent", "greedy", "--opponents", "random", "--games", "8", "--workers", "1"]
+    rc, out, _ = run(capsys, *args, "--json")
+    assert rc == 0
+    got = json.loads(out)
+    assert got == json.loads(json.dumps(record_behaviour("greedy", ["random"], games=8, seed=0, workers=1)))
+    assert got["decisions"] > 0
+    rc, out, _ = run(capsys, *args)
     assert rc == 0 and "How they lead" in out and "deals from seed 0" in out
+    assert f"| greedy | {got['leads']} | " in out and f"({got['can_beat']})" in out
+    rc, other, _ = run(capsys, *args, "--seed", "1", "--json")
+    assert rc == 0 and json.loads(other) != got
     rc, _, err = run(capsys, "behaviour", "--agent", "greedy", "--opponents", "randy", "--games", "8")
     assert rc == 2 and "unknown agent 'randy'" in err
