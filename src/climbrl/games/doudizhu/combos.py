@@ -59,15 +59,13 @@ def packed_table(rules: Rules) -> np.ndarray:
     """The action table and the rules' allowed moves packed into one read-only int32 array."""
     t: ActionTable = action_table()
     n = t.n_ids
-    wn = np.zeros(n, dtype=np.int32)
-    wr = np.zeros((n, MAX_WINGS), dtype=np.int32)
-    wc = np.zeros((n, MAX_WINGS), dtype=np.int32)
-    nz_rows, nz_ranks = np.nonzero(t.wing_counts)
-    for i, r in zip(nz_rows.tolist(), nz_ranks.tolist(), strict=True):
-        k = wn[i]
-        wr[i, k] = r
-        wc[i, k] = t.wing_counts[i, r]
-        wn[i] = k + 1
+    # per row: the wing ranks held (ascending, at most MAX_WINGS) and their counts, 0-padded
+    held = t.wing_counts > 0
+    wn = held.sum(axis=1).astype(np.int32)
+    wr = np.argsort(~held, axis=1, kind="stable")[:, :MAX_WINGS].astype(np.int32)
+    used = np.arange(MAX_WINGS) < wn[:, None]
+    wr[~used] = 0
+    wc = np.where(used, np.take_along_axis(t.wing_counts, wr, axis=1), 0).astype(np.int32)
     flags = (F_BOMBS_BEAT_ROCKET * rules.bombs_beat_rocket + F_SKIP_QUAD_HEAD * rules.chain_skips_quad_head
              + F_SORT * rules.wing_same_rank)
     parts = [t.type, t.main, t.group_lo, t.group_hi, t.group_type, t.group_len, t.group_main,

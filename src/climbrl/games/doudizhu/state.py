@@ -466,7 +466,7 @@ class DdzGame:
         if low in names:
             return names[low]
         if "-" in s:
-            i = self.table.by_label.get(s.upper())
+            i = self.table.id_of_label(s.upper())
             if i is None:
                 raise CardError(f"{text!r} is not a plane with wings (write 'PLANE-WINGS', e.g. 333444-57)")
             return i
