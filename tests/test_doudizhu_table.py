@@ -73,3 +73,30 @@ def test_table_is_read_only() -> None:
         allowed_mask(get_rules("standard"))[10] = 0
     with pytest.raises(IndexError):
         T.moves[T.n_ids]
+
+
+@pytest.mark.parametrize("preset,overrides", [
+    ("standard", {}), ("openspiel", {}),
+    ("rlcard", {"joker_pair_wings": True, "pair_wings_distinct": False, "wing_same_rank": True}),
+])
+def test_generator_equals_a_scan_of_the_table(preset, overrides) -> None:
+    """The compiled generator (groups, inlined main-card tests) lists exactly the allowed ids the
+    hand holds (leading), or pass and those that beat the play (following)."""
+    from climbrl.games.doudizhu.combos import legal_ids
+
+    rules = get_rules(preset, **overrides)
+    ok = allowed_mask(rules).astype(bool)
+    ok[:FIRST_PLAY] = False
+    rng = np.random.default_rng(7)
+    deck = np.array([r for r in range(13) for _ in range(4)] + [13, 14])
+    typ, main, length = T.type, T.main, T.length
+    for _ in range(300):
+        hand = np.bincount(rng.choice(deck, rng.choice([1, 2, 5, 10, 17, 20]), replace=False),
+                           minlength=15).astype(np.int8)
+        holds = (T.counts <= hand).all(axis=1) & ok
+        assert legal_ids(hand, 0, rules) == np.flatnonzero(holds).tolist()
+        prev = int(rng.choice(np.flatnonzero(ok)))
+        pt = typ[prev]
+        beats = (((typ == pt) & (length == length[prev]) & (main > main[prev]))
+                 | ((typ == 13) & ((pt != 13) | (main > main[prev]))) | (typ == 14)) & (pt != 14)
+        assert legal_ids(hand, prev, rules) == [0] + np.flatnonzero(holds & beats).tolist()
