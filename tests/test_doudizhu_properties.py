@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from climbrl.games.base import GameOverError, IllegalMoveError
-from climbrl.games.doudizhu.moves import action_table
+from climbrl.games.doudizhu.moves import action_table, parse_counts
 from climbrl.games.doudizhu.rules import RulesError, get_rules
 from climbrl.games.doudizhu.state import DdzGame, load_game
 
@@ -143,6 +143,32 @@ def test_scoring_spring_matches_openspiel_examples() -> None:
         s.apply(game.parse_move("33445566778899TTJJQQ"))
         assert s.returns() == expected
         assert s.score()["spring"] and s.score()["multiplier"] == 2
+
+
+def test_scoring_anti_spring_matches_openspiel_examples() -> None:
+    """README: the landlord plays once and a peasant goes out (anti-spring): bid 3 with one bomb
+    -> [-24,12,12]; bid 2 with none -> [-8,4,4]."""
+    peasant = "444456789TJQKA222"  # seat 1: 4444, the chain 5..A, 222
+    rest = FULL - parse_counts(peasant)
+    cards = "".join("3456789TJQKA2BR"[r] * int(c) for r, c in enumerate(rest))
+    hands = [cards[:17], peasant, cards[17:34]]
+    cases = ((3, ["3", "4444", "56789TJQKA", "222"], 1, [-24.0, 12.0, 12.0]),
+             (2, ["3", "4", "56789TJQKA", "44422", "2"], 0, [-8.0, 4.0, 4.0]))
+    for bid, plays, bombs, expected in cases:
+        game = DdzGame("openspiel")
+        s = game.new_game(hands=hands, kitty=cards[34:], first_bidder=0)
+        s.apply(bid)
+        while s.phase == 0:
+            s.apply(0)
+        assert s.landlord == 0 and s.stake == bid
+        for i, move in enumerate(plays):
+            s.apply(game.parse_move(move), seat=0 if i == 0 else 1)
+            while not s.is_terminal() and s.current_player != 1:
+                s.apply(0)  # everyone else passes: the landlord never plays again
+        assert s.is_terminal() and s.winner == 1 and s.plays[0] == 1
+        assert s.score()["spring"] and s.score()["bombs"] == bombs
+        assert s.score()["multiplier"] == 2 ** (bombs + 1)
+        assert s.returns() == expected
 
 
 def test_call_score_auctions() -> None:

@@ -16,9 +16,11 @@ from typing import Any
 from climbrl.games.registry import DEFAULT_PRESETS, make_game
 
 
-def _play(game: Any, games: int, seed: int, observe: bool) -> tuple[int, float]:
+def _play(game: Any, games: int, seed: int, observe: bool) -> tuple[int, float, float]:
+    """Decisions, wall seconds and CPU seconds (user + sys of this process) of ``games`` games."""
     rng = random.Random(seed)
     decisions = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     for g in range(games):
         state = game.new_game(seed=seed + g)
@@ -28,7 +30,7 @@ def _play(game: Any, games: int, seed: int, observe: bool) -> tuple[int, float]:
             moves = state.legal_moves()
             state.apply(moves[rng.randrange(len(moves))])
             decisions += 1
-    return decisions, time.perf_counter() - start
+    return decisions, time.perf_counter() - start, time.process_time() - cpu
 
 
 def bench_engine(
@@ -44,8 +46,8 @@ def bench_engine(
     rules = rules or DEFAULT_PRESETS.get(game_name, "")
     game = make_game(f"{game_name}:{rules}")
     _play(game, 20, seed + 10**9, True)  # warm-up: compile and fill caches
-    decisions, secs = _play(game, games, seed, False)
-    obs_decisions, obs_secs = _play(game, games, seed, True)
+    decisions, secs, cpu = _play(game, games, seed, False)
+    obs_decisions, obs_secs, _ = _play(game, games, seed, True)
     return {
         "game": game_name,
         "rules": rules,
@@ -54,6 +56,7 @@ def bench_engine(
         "games_per_s": games / secs,
         "decisions_per_s": decisions / secs,
         "decisions_per_game": decisions / games,
+        "cpu_us_per_game": 1e6 * cpu / games,  # user + sys: less sensitive to the machine's load
         "with_observations": {
             "games_per_s": games / obs_secs,
             "decisions_per_s": obs_decisions / obs_secs,

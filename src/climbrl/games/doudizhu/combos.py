@@ -59,15 +59,13 @@ def packed_table(rules: Rules) -> np.ndarray:
     """The action table and the rules' allowed moves packed into one read-only int32 array."""
     t: ActionTable = action_table()
     n = t.n_ids
-    wn = np.zeros(n, dtype=np.int32)
-    wr = np.zeros((n, MAX_WINGS), dtype=np.int32)
-    wc = np.zeros((n, MAX_WINGS), dtype=np.int32)
-    nz_rows, nz_ranks = np.nonzero(t.wing_counts)
-    for i, r in zip(nz_rows.tolist(), nz_ranks.tolist(), strict=True):
-        k = wn[i]
-        wr[i, k] = r
-        wc[i, k] = t.wing_counts[i, r]
-        wn[i] = k + 1
+    # per row: the wing ranks held (ascending, at most MAX_WINGS) and their counts, 0-padded
+    held = t.wing_counts > 0
+    wn = held.sum(axis=1).astype(np.int32)
+    wr = np.argsort(~held, axis=1, kind="stable")[:, :MAX_WINGS].astype(np.int32)
+    used = np.arange(MAX_WINGS) < wn[:, None]
+    wr[~used] = 0
+    wc = np.where(used, np.take_along_axis(t.wing_counts, wr, axis=1), 0).astype(np.int32)
     flags = (F_BOMBS_BEAT_ROCKET * rules.bombs_beat_rocket + F_SKIP_QUAD_HEAD * rules.chain_skips_quad_head
              + F_SORT * rules.wing_same_rank)
     parts = [t.type, t.main, t.group_lo, t.group_hi, t.group_type, t.group_len, t.group_main,
@@ -93,16 +91,31 @@ def packed_table(rules: Rules) -> np.ndarray:
 _MAIN_COPIES = np.array(MAIN_COPIES, dtype=np.int32)
 
 
+@njit(cache=_CACHE, inline="always")
+def _holds(hand, lo, hi, k):
+    """Whether the hand holds ``k`` cards of each rank ``lo .. hi - 1``."""
+    for r in range(lo, hi):  # noqa: SIM110 (numba: no generator in all())
+        if hand[r] < k:
+            return False
+    return True
+
+
+@njit(cache=_CACHE, inline="always")
+def _holds_main(hand, g, T):
+    """Whether the hand holds group ``g``'s main cards. Inlined into the loops over groups: most
+    groups fail it, and a compiled call per group (346 on a lead) cost most of a lead's time."""
+    main = T[T[H_GMAIN] + g]
+    return _holds(hand, main, main + T[T[H_GLEN] + g], _MAIN_COPIES[T[T[H_GTYPE] + g]])
+
+
 @njit(cache=_CACHE)
 def _emit_group(hand, g, T, out, n, skip_quad):
-    """Append the allowed moves of group ``g`` the hand holds; returns the new count."""
+    """Append the allowed moves of group ``g``, whose main cards the hand holds
+    (:func:`_holds_main`); returns the new count."""
     typ = T[T[H_GTYPE] + g]
     length = T[T[H_GLEN] + g]
     main = T[T[H_GMAIN] + g]
     k = _MAIN_COPIES[typ]
-    for r in range(main, main + length):
-        if hand[r] < k:
-            return n
     if skip_quad and hand[main] == 4 and (typ == 6 or typ == 7 or typ == 8):
         return n
     for r in range(main, main + length):
@@ -131,8 +144,6 @@ def _emit_group(hand, g, T, out, n, skip_quad):
     return n
 
 
-
-
 @njit(cache=_CACHE)
 def generate_moves(hand, prev, T, out):
     """Legal action ids for ``hand`` (int8[15], modified and restored) facing ``prev`` (0: lead).
@@ -143,8 +154,12 @@ def generate_moves(hand, prev, T, out):
     skip_quad = (flags & 2) != 0
     n = 0
     if prev == 0:
+        gtype, glen, gmain = T[H_GTYPE], T[H_GLEN], T[H_GMAIN]  # offsets read once (T may alias out)
         for g in range(T[H_NG]):
-            n = _emit_group(hand, g, T, out, n, skip_quad)
+            k = _MAIN_COPIES[T[gtype + g]]
+            main = T[gmain + g]
+            if hand[main] >= k and _holds(hand, main + 1, main + T[glen + g], k):
+                n = _emit_group(hand, g, T, out, n, skip_quad)
     else:
         out[0] = 0
         n = 1
@@ -156,7 +171,8 @@ def generate_moves(hand, prev, T, out):
         if ptype == 14:
             if flags & 1:
                 for b in range(nb):
-                    n = _emit_group(hand, T[bombs + b], T, out, n, skip_quad)
+                    if _holds_main(hand, T[bombs + b], T):
+                        n = _emit_group(hand, T[bombs + b], T, out, n, skip_quad)
             return n
         if ptype != 13:
             c = T[T[H_GCLASS] + T[T[H_GOF] + prev]]
@@ -164,11 +180,11 @@ def generate_moves(hand, prev, T, out):
             cptr = T[H_CPTR]
             for j in range(T[cptr + c], T[cptr + c + 1]):
                 g = T[cg + j]
-                if T[T[H_GMAIN] + g] > pmain:
+                if T[T[H_GMAIN] + g] > pmain and _holds_main(hand, g, T):
                     n = _emit_group(hand, g, T, out, n, skip_quad)
         for b in range(nb):
             g = T[bombs + b]
-            if ptype != 13 or T[T[H_GMAIN] + g] > pmain:
+            if (ptype != 13 or T[T[H_GMAIN] + g] > pmain) and _holds_main(hand, g, T):
                 n = _emit_group(hand, g, T, out, n, skip_quad)
         if hand[13] >= 1 and hand[14] >= 1:
             out[n] = rocket
@@ -176,8 +192,6 @@ def generate_moves(hand, prev, T, out):
     if flags & 4:
         out[:n] = np.sort(out[:n])
     return n
-
-
 
 
 @njit(cache=_CACHE)

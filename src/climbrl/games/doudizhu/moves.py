@@ -136,111 +136,141 @@ class Move(NamedTuple):
         return "".join(RANKS[r] * k for r in range(self.main, self.main + self.length))
 
 
-def _multisets(ranks: list[int], n: int, cap: dict[int, int]) -> list[tuple[int, ...]]:
-    out = []
-    for combo in combinations_with_replacement(ranks, n):
-        if all(combo.count(r) <= cap[r] for r in set(combo)):
-            out.append(combo)
-    return out
+def _multisets(n: int, cap: np.ndarray) -> np.ndarray:
+    """Rank counts (``int8[m, 15]``) of every multiset of ``n`` ranks with at most ``cap[r]``
+    copies of rank ``r``, in the lexicographic order of their sorted rank tuples."""
+    combos = _MULTISETS.get(n)
+    if combos is None:
+        idx = np.array(list(combinations_with_replacement(range(NUM_RANKS), n)), dtype=np.int64)
+        combos = np.zeros((len(idx), NUM_RANKS), dtype=np.int8)
+        for j in range(n):
+            np.add.at(combos, (np.arange(len(idx)), idx[:, j]), 1)
+        _MULTISETS[n] = combos
+    return combos[(combos <= cap).all(axis=1)]
 
 
-def _enumerate() -> list[tuple[int, int, int, tuple[int, ...]]]:
-    """Every move of the most permissive rules: (type, length, main, wing ranks)."""
-    rows: list[tuple[int, int, int, tuple[int, ...]]] = []
-    rows += [(TYPE_SOLO, 1, r, ()) for r in range(15)]
-    rows += [(TYPE_PAIR, 1, r, ()) for r in range(13)]
-    rows += [(TYPE_TRIO, 1, r, ()) for r in range(13)]
-    rows += [(TYPE_TRIO_SOLO, 1, r, (w,)) for r in range(13) for w in range(15) if w != r]
-    rows += [(TYPE_TRIO_PAIR, 1, r, (w, w)) for r in range(13) for w in range(13) if w != r]
+_MULTISETS: dict[int, np.ndarray] = {}
+
+
+def _enumerate() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every move of the most permissive rules as (type, length, main, wing counts) arrays,
+    sorted by type, length, main rank, then wing ranks ascending (vectorized: building the
+    table costs tens of milliseconds, not seconds)."""
+    blocks: list[tuple[int, int, int, np.ndarray]] = []  # (type, length, main, wing counts)
+    none = np.zeros((1, NUM_RANKS), dtype=np.int8)
+    eye = np.eye(NUM_RANKS, dtype=np.int8)
+    solo_cap = np.array([3] * 13 + [1, 1], dtype=np.int8)
+    pair_cap = np.array([2] * 13 + [0, 0], dtype=np.int8)
+    blocks += [(TYPE_SOLO, 1, r, none) for r in range(15)]
+    blocks += [(TYPE_PAIR, 1, r, none) for r in range(13)]
+    blocks += [(TYPE_TRIO, 1, r, none) for r in range(13)]
+    blocks += [(TYPE_TRIO_SOLO, 1, r, np.delete(eye, r, axis=0)) for r in range(13)]
+    blocks += [(TYPE_TRIO_PAIR, 1, r, 2 * np.delete(eye[:13], r, axis=0)) for r in range(13)]
     for typ, lengths in ((TYPE_SOLO_CHAIN, range(5, 13)), (TYPE_PAIR_CHAIN, range(3, 11)),
                          (TYPE_TRIO_CHAIN, range(2, 7))):
-        rows += [(typ, n, s, ()) for n in lengths for s in range(ACE - n + 2)]
-    solo_cap = {r: (3 if r < 13 else 1) for r in range(15)}
+        blocks += [(typ, n, s, none) for n in lengths for s in range(ACE - n + 2)]
     for n in range(2, 6):
         for s in range(ACE - n + 2):
-            plane = range(s, s + n)
-            cap = {r: (1 if r in plane and r < 13 else solo_cap[r]) for r in range(15)}
-            rows += [(TYPE_TRIO_SOLO_CHAIN, n, s, w) for w in _multisets(list(range(15)), n, cap)]
+            cap = solo_cap.copy()
+            cap[s:s + n] = 1  # a plane rank's fourth card (only ``wing_same_rank`` allows it)
+            blocks.append((TYPE_TRIO_SOLO_CHAIN, n, s, _multisets(n, cap)))
     for n in range(2, 5):
         for s in range(ACE - n + 2):
-            others = [r for r in range(13) if not s <= r < s + n]
-            for w in _multisets(others, n, dict.fromkeys(others, 2)):
-                rows.append((TYPE_TRIO_PAIR_CHAIN, n, s, tuple(x for x in w for _ in (0, 1))))
+            cap = pair_cap.copy()
+            cap[s:s + n] = 0
+            blocks.append((TYPE_TRIO_PAIR_CHAIN, n, s, 2 * _multisets(n, cap)))
     for r in range(13):
-        others = [x for x in range(15) if x != r]
-        rows += [(TYPE_FOUR_TWO_SOLO, 1, r, w) for w in _multisets(others, 2, solo_cap)]
+        cap = solo_cap.copy()
+        cap[r] = 0
+        blocks.append((TYPE_FOUR_TWO_SOLO, 1, r, _multisets(2, cap)))
     for r in range(13):
-        others = [x for x in range(13) if x != r]
-        for w in _multisets(others, 2, dict.fromkeys(others, 2)):
-            rows.append((TYPE_FOUR_TWO_PAIR, 1, r, tuple(x for x in w for _ in (0, 1))))
-    rows += [(TYPE_BOMB, 1, r, ()) for r in range(13)]
-    rows.append((TYPE_ROCKET, 2, BLACK_JOKER, ()))
-    return sorted(rows, key=lambda x: (x[0], x[1], x[2], x[3]))
+        cap = pair_cap.copy()
+        cap[r] = 0
+        blocks.append((TYPE_FOUR_TWO_PAIR, 1, r, 2 * _multisets(2, cap)))
+    blocks += [(TYPE_BOMB, 1, r, none) for r in range(13)]
+    blocks.append((TYPE_ROCKET, 2, BLACK_JOKER, none))
+    sizes = [len(w) for *_, w in blocks]
+    typ, length, main = (np.repeat(np.array([b[k] for b in blocks], dtype=np.int32), sizes) for k in range(3))
+    return typ, length, main, np.concatenate([w for *_, w in blocks])
 
 
 AUCTION_ROWS = 5  # ids 1..5: bid 1, bid 2, bid 3, call landlord, rob landlord
 FIRST_PLAY = 1 + AUCTION_ROWS
 
 
-def _uses_same_rank(row: tuple[int, int, int, tuple[int, ...]]) -> bool:
-    typ, length, main, wings = row
-    return typ == TYPE_TRIO_SOLO_CHAIN and any(main <= w < main + length for w in wings)
+def _in_plane(main: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``bool[n, 15]``: rank r lies in row i's main ranks ``main .. main + length - 1``."""
+    r = np.arange(NUM_RANKS)
+    return (r >= main[:, None]) & (r < (main + length)[:, None])
+
+
+class _Moves:
+    """``table.moves[i]``: the :class:`Move` of id ``i``, made on demand from the arrays."""
+
+    def __init__(self, table: ActionTable) -> None:
+        self._t = table
+
+    def __len__(self) -> int:
+        return self._t.n_ids
+
+    def __getitem__(self, i: int) -> Move:
+        t = self._t
+        if not -t.n_ids <= i < t.n_ids:
+            raise IndexError(f"action id {i} out of range 0..{t.n_ids - 1}")
+        i = int(i) % t.n_ids
+        return Move(i, int(t.type[i]), int(t.length[i]), int(t.main[i]), format_counts(t.counts[i]),
+                    format_counts(t.wing_counts[i]))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 class ActionTable:
     """The fixed action table as arrays (see the module docstring)."""
 
     def __init__(self) -> None:
-        plays = sorted(_enumerate(), key=lambda x: (_uses_same_rank(x), x))
-        rows = [(TYPE_PASS, 0, 0, ())] * (1 + AUCTION_ROWS) + plays
-        n = len(rows)
-        self.n_ids = n
-        self.n_common = FIRST_PLAY + sum(not _uses_same_rank(r) for r in plays)
-        self.type = np.array([r[0] for r in rows], dtype=np.int32)
-        self.length = np.array([r[1] for r in rows], dtype=np.int32)
-        self.main = np.array([r[2] for r in rows], dtype=np.int32)
-        self.counts = np.zeros((n, NUM_RANKS), dtype=np.int8)
-        self.wing_counts = np.zeros((n, NUM_RANKS), dtype=np.int8)
-        self.moves: list[Move] = []
-        self.by_cards: dict[bytes, list[int]] = {}
-        self.by_label: dict[str, int] = {}
-        for i, (typ, length, main, wings) in enumerate(rows):
-            if typ != TYPE_PASS:
-                self.counts[i, main:main + length] = MAIN_COPIES[typ]
-            for w in wings:
-                self.counts[i, w] += 1
-                self.wing_counts[i, w] += 1
-            move = Move(i, typ, length, main, format_counts(self.counts[i]),
-                        "".join(RANKS[w] for w in sorted(wings)))
-            self.moves.append(move)
-            if i >= FIRST_PLAY:
-                self.by_cards.setdefault(self.counts[i].tobytes(), []).append(i)
-                self.by_label[move.label] = i
+        typ, length, main, wings = _enumerate()
+        same_rank = (typ == TYPE_TRIO_SOLO_CHAIN) & ((wings > 0) & _in_plane(main, length)).any(axis=1)
+        order = np.argsort(same_rank, kind="stable")  # rows using the fourth card go last
+        head = np.zeros(FIRST_PLAY, dtype=np.int32)
+        self.type = np.concatenate([head, typ[order]])
+        self.length = np.concatenate([head, length[order]])
+        self.main = np.concatenate([head, main[order]])
+        self.wing_counts = np.concatenate([np.zeros((FIRST_PLAY, NUM_RANKS), dtype=np.int8), wings[order]])
+        n = self.n_ids = len(self.type)
+        self.n_common = FIRST_PLAY + int((~same_rank).sum())
+        self.counts = self.wing_counts.copy()
+        plays = np.arange(FIRST_PLAY, n)
+        copies = np.array(MAIN_COPIES, dtype=np.int8)[self.type[FIRST_PLAY:]]
+        self.counts[FIRST_PLAY:] += _in_plane(self.main[FIRST_PLAY:], self.length[FIRST_PLAY:]) * copies[:, None]
         self.ncards = self.counts.sum(axis=1).astype(np.int32)
+        self.moves = _Moves(self)
         # groups: contiguous runs of one (type, length, main) among the plays
-        starts = [FIRST_PLAY] + [i for i in range(FIRST_PLAY + 1, n) if rows[i][:3] != rows[i - 1][:3]]
-        bounds = starts + [n]
-        self.group_lo = np.array(bounds[:-1], dtype=np.int32)
-        self.group_hi = np.array(bounds[1:], dtype=np.int32)
+        key = (self.type * 16 + self.length) * 16 + self.main
+        starts = plays[np.r_[True, key[FIRST_PLAY + 1:] != key[FIRST_PLAY:-1]]]
+        self.group_lo = starts.astype(np.int32)
+        self.group_hi = np.r_[starts[1:], n].astype(np.int32)
         self.group_type = self.type[self.group_lo].copy()
         self.group_len = self.length[self.group_lo].copy()
         self.group_main = self.main[self.group_lo].copy()
         # classes (type, length) -> their groups (CSR), and the class of every group
-        keys = sorted({(int(t), int(n_)) for t, n_ in zip(self.group_type, self.group_len, strict=True)})
-        index = {k: c for c, k in enumerate(keys)}
-        self.group_class = np.array([index[(int(t), int(n_))] for t, n_ in
-                                     zip(self.group_type, self.group_len, strict=True)], dtype=np.int32)
-        order = np.argsort(self.group_class, kind="stable").astype(np.int32)
-        self.class_groups = order
-        self.class_ptr = np.searchsorted(self.group_class[order], np.arange(len(keys) + 1)).astype(np.int32)
+        classes, self.group_class = np.unique(self.group_type * 16 + self.group_len, return_inverse=True)
+        self.group_class = self.group_class.astype(np.int32)
+        self.class_groups = np.argsort(self.group_class, kind="stable").astype(np.int32)
+        self.class_ptr = np.searchsorted(self.group_class[self.class_groups],
+                                         np.arange(len(classes) + 1)).astype(np.int32)
         self.group_of = np.zeros(n, dtype=np.int32)
-        for g, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-            self.group_of[lo:hi] = g
+        self.group_of[FIRST_PLAY:] = np.repeat(np.arange(len(starts), dtype=np.int32), self.group_hi - self.group_lo)
         self.bomb_groups = np.flatnonzero(self.group_type == TYPE_BOMB).astype(np.int32)
         self.rocket = int(np.flatnonzero(self.type == TYPE_ROCKET)[0])
+        # cards -> ids: a base-5 key per multiset, sorted (ties keep ascending ids)
+        self._card_keys = self.counts[FIRST_PLAY:].astype(np.int64) @ _KEY_POWERS
+        self._by_key = np.argsort(self._card_keys, kind="stable").astype(np.int32)
+        self._sorted_keys = self._card_keys[self._by_key]
         for arr in (self.type, self.length, self.main, self.counts, self.wing_counts, self.ncards,
                     self.group_lo, self.group_hi, self.group_type, self.group_len, self.group_main,
-                    self.group_class, self.class_groups, self.class_ptr, self.group_of, self.bomb_groups):
+                    self.group_class, self.class_groups, self.class_ptr, self.group_of, self.bomb_groups,
+                    self._card_keys, self._by_key, self._sorted_keys):
             arr.setflags(write=False)
 
     # --- ids of the auction -------------------------------------------------------------------
@@ -257,8 +287,26 @@ class ActionTable:
         return self.n_ids if rules.wing_same_rank else self.n_common
 
     def ids_of(self, counts: np.ndarray) -> list[int]:
-        """Every play id whose cards are ``counts`` (any rules); [] for no combination."""
-        return self.by_cards.get(np.asarray(counts, dtype=np.int8).tobytes(), [])
+        """Every play id whose cards are ``counts`` (any rules), ascending; [] for no combination."""
+        c = np.asarray(counts, dtype=np.int64)
+        if c.shape != (NUM_RANKS,) or c.min() < 0 or c.max() > 4:
+            return []
+        key = int(c @ _KEY_POWERS)
+        lo, hi = np.searchsorted(self._sorted_keys, [key, key + 1])
+        return (self._by_key[lo:hi] + FIRST_PLAY).tolist()
+
+    def id_of_label(self, label: str) -> int | None:
+        """The first play id whose :attr:`Move.label` is ``label`` (``333444-57``), or None (a
+        label without wings may be several ids: ``44447777`` is 4444+7777 and 7777+4444)."""
+        parts = label.split("-")
+        try:
+            counts = sum(parse_counts(p).astype(np.int64) for p in parts)
+        except CardError:
+            return None
+        return next((i for i in self.ids_of(counts) if self.moves[i].label == label), None)
+
+
+_KEY_POWERS = 5 ** np.arange(NUM_RANKS, dtype=np.int64)
 
 
 @lru_cache(maxsize=1)
@@ -266,37 +314,35 @@ def action_table() -> ActionTable:
     return ActionTable()
 
 
-def _move_allowed(m: Move, wings: list[int], rules: Rules) -> bool:
-    typ = m.type
-    if typ in (TYPE_FOUR_TWO_SOLO, TYPE_FOUR_TWO_PAIR) and not rules.four_with_two:
-        return False
-    if typ in (TYPE_TRIO_SOLO_CHAIN, TYPE_FOUR_TWO_SOLO):
-        if wings[BLACK_JOKER] and wings[RED_JOKER] and not rules.joker_pair_wings:
-            return False
-        top = m.main + m.length - 1
-        for r in range(NUM_RANKS):
-            c = wings[r]
-            if not c:
-                continue
-            if typ == TYPE_TRIO_SOLO_CHAIN and m.main <= r <= top and not rules.wing_same_rank:
-                return False
-            if c >= 2 and not rules.solo_wings_may_pair:
-                return False
-            if c == 3:
-                if not rules.solo_wings_may_trio:
-                    return False
-                if (r == m.main - 1 or (r == top + 1 and r <= ACE)) and not rules.trio_wing_adjacent:
-                    return False
-    pairs = typ in (TYPE_TRIO_PAIR_CHAIN, TYPE_FOUR_TWO_PAIR)
-    return not (pairs and rules.pair_wings_distinct and any(c > 2 for c in wings))
-
-
 @lru_cache(maxsize=64)
 def allowed_mask(rules: Rules) -> np.ndarray:
     """``uint8[n_ids]``: 1 for the plays these rules allow, and pass (auction ids are 0)."""
     t = action_table()
-    ok = np.array([i >= FIRST_PLAY and _move_allowed(m, t.wing_counts[i].tolist(), rules)
-                   for i, m in enumerate(t.moves)], dtype=np.uint8)
-    ok[0] = 1
-    ok.setflags(write=False)
-    return ok
+    typ, main, w = t.type, t.main, t.wing_counts
+    top = main + t.length - 1
+    ok = np.arange(t.n_ids) >= FIRST_PLAY
+    if not rules.four_with_two:
+        ok &= (typ != TYPE_FOUR_TWO_SOLO) & (typ != TYPE_FOUR_TWO_PAIR)
+    solo = (typ == TYPE_TRIO_SOLO_CHAIN) | (typ == TYPE_FOUR_TWO_SOLO)
+    bad = np.zeros(t.n_ids, dtype=bool)
+    if not rules.joker_pair_wings:
+        bad |= (w[:, BLACK_JOKER] > 0) & (w[:, RED_JOKER] > 0)
+    if not rules.wing_same_rank:
+        bad |= (typ == TYPE_TRIO_SOLO_CHAIN) & ((w > 0) & _in_plane(main, t.length)).any(axis=1)
+    if not rules.solo_wings_may_pair:
+        bad |= (w >= 2).any(axis=1)
+    trio = w == 3
+    if not rules.solo_wings_may_trio:
+        bad |= trio.any(axis=1)
+    if not rules.trio_wing_adjacent:
+        r = np.arange(NUM_RANKS)
+        adjacent = (r == (main - 1)[:, None]) | ((r == (top + 1)[:, None]) & (r <= ACE))
+        bad |= (trio & adjacent).any(axis=1)
+    ok &= ~(solo & bad)
+    if rules.pair_wings_distinct:
+        pairs = (typ == TYPE_TRIO_PAIR_CHAIN) | (typ == TYPE_FOUR_TWO_PAIR)
+        ok &= ~(pairs & (w > 2).any(axis=1))
+    out = ok.astype(np.uint8)
+    out[0] = 1
+    out.setflags(write=False)
+    return out

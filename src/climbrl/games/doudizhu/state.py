@@ -30,19 +30,23 @@ from climbrl.games.doudizhu.moves import (
 from climbrl.games.doudizhu.rules import HAND_SIZE, KITTY_SIZE, NUM_PLAYERS, Rules, get_rules
 
 BID, PLAY, OVER = 0, 1, 2
+_play_and_generate = combos.play_and_generate
 PHASES = ("bid", "play", "over")
 _TLS = threading.local()
 
 
 def _buffer() -> np.ndarray:
-    buf = getattr(_TLS, "buf", None)
-    if buf is None:
-        buf = _TLS.buf = np.empty(combos.MAX_LEGAL_MOVES, dtype=np.int32)
-    return buf
+    """This thread's output buffer for the move generator (its result is copied out at once)."""
+    try:
+        return _TLS.buf
+    except AttributeError:
+        _TLS.buf = np.empty(combos.MAX_LEGAL_MOVES, dtype=np.int32)
+        return _TLS.buf
 
 
 _FULL = np.array([4] * 13 + [1, 1], dtype=np.int8)
 _RANK_OF_CARD = np.array([c // 4 for c in range(52)] + [13, 14], dtype=np.int64)
+_SLOT_OFFSET = np.array([NUM_RANKS * (j // HAND_SIZE) for j in range(54)], dtype=np.int64)  # 3 = kitty
 _OPENSPIEL_RANK = [c % 13 for c in range(52)] + [13, 14]  # its card id: rank id % 13, suit id // 13
 
 
@@ -53,10 +57,10 @@ def deal(seed: int, number: int = 0) -> tuple[list[np.ndarray], np.ndarray, int]
         raise GameError(f"seed must be a non-negative integer, got {seed!r}")
     bitgen = np.random.PCG64(int(seed) if number == 0 else np.random.SeedSequence([int(seed), number]))
     rng = np.random.Generator(bitgen)
-    ranks = _RANK_OF_CARD[rng.permutation(54)]
-    hands = [np.bincount(ranks[17 * p:17 * p + 17], minlength=NUM_RANKS).astype(np.int8) for p in range(3)]
-    kitty = np.bincount(ranks[51:], minlength=NUM_RANKS).astype(np.int8)
-    return hands, kitty, int(rng.integers(NUM_PLAYERS))
+    # positions 17p .. 17p+16 are seat p's hand, 51..53 the kitty: one bincount for all four
+    counts = np.bincount(_RANK_OF_CARD[rng.permutation(54)] + _SLOT_OFFSET, minlength=4 * NUM_RANKS)
+    counts = counts.astype(np.int8).reshape(4, NUM_RANKS)
+    return [counts[0], counts[1], counts[2]], counts[3], int(rng.integers(NUM_PLAYERS))
 
 
 def openspiel_deal(chance: list[int]) -> tuple[list[np.ndarray], np.ndarray, int]:
@@ -115,15 +119,15 @@ class DdzState:
                  seed: int | None) -> None:
         self.game = game
         self.seed = seed
-        self.deals: list[tuple[tuple[str, ...], str, int]] = []
+        self.deals: list[tuple[bytes, bytes, int]] = []  # (hands, kitty, first bidder) as dealt
         self.actions: list[int] = []
         self._start_deal(hands, kitty, first)
 
     def _start_deal(self, hands: list[np.ndarray], kitty: np.ndarray, first: int) -> None:
         rules = self.game.rules
-        self.deals.append((tuple(format_counts(h) for h in hands), format_counts(kitty), first))
         self.hands = np.array(hands, dtype=np.int8)
         self.kitty = np.array(kitty, dtype=np.int8)
+        self.deals.append((self.hands.tobytes(), self.kitty.tobytes(), first))
         self.left = [HAND_SIZE] * NUM_PLAYERS
         self.played = np.zeros((NUM_PLAYERS, NUM_RANKS), dtype=np.int8)
         self.prev = 0
@@ -182,19 +186,28 @@ class DdzState:
 
     def apply(self, move: int, seat: int | None = None) -> None:
         """Make ``move`` (an action id) for the seat to act; illegal moves raise, changing nothing."""
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_moves()
+        # fast path: a plain int among the legal ids (none once the game is over), no seat given
+        if type(move) is not int or seat is not None or move not in legal:
+            move = self._checked(move, seat)
+        self.actions.append(move)
+        if self.phase == PLAY:
+            self._play(move)
+        else:
+            self._legal = None
+            self._bid(move)
+
+    def _checked(self, move: Any, seat: int | None) -> int:
+        """The full check of :meth:`apply`: ``move`` as an int if legal, else the error."""
         if self.phase == OVER:
             raise GameOverError("the game is over: no more moves")
         if seat is not None and seat != self.player:
             raise IllegalMoveError(f"seat {seat} moved out of turn: seat {self.player} is to act")
         if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or move not in self.legal_moves():
             raise IllegalMoveError(self._illegal_reason(move))
-        move = int(move)
-        self.actions.append(move)
-        self._legal = None
-        if self.phase == BID:
-            self._bid(move)
-        else:
-            self._play(move)
+        return int(move)
 
     def apply_text(self, text: str, seat: int | None = None) -> None:
         """Apply a move written as in :meth:`DdzGame.parse_move`."""
@@ -242,34 +255,36 @@ class DdzState:
             self.phase = OVER
 
     def _play(self, move: int) -> None:
+        """Play a legal ``move``; one compiled call moves the cards and lists the next legal moves."""
         p = self.player
         self.history.append((p, move))
         game = self.game
-        nxt = p + 1 if p < 2 else 0
         if move == 0:
-            self.passes += 1
-            if self.passes == 2:
+            if self.passes:  # the second pass in a row ends the trick
                 self.prev = 0
                 self.prev_player = -1
                 self.passes = 0
+            else:
+                self.passes = 1
         else:
-            self.left[p] -= game.ncards[move]
+            left = self.left
+            left[p] -= game.ncards[move]
             self.plays[p] += 1
             if game.types[move] >= TYPE_BOMB:
                 self.bombs += 1
             self.prev = move
             self.prev_player = p
             self.passes = 0
-            if self.left[p] == 0:
-                combos.play_and_generate(self.hands, self.played, p, move, p, 0, game.packed, _buffer())
+            if left[p] == 0:
+                _play_and_generate(self.hands, self.played, p, move, p, 0, game.packed, _buffer())
                 self.winner = p
                 self.phase = OVER
                 self._legal = []
                 return
-        self.player = nxt
+        nxt = self.player = p + 1 if p < 2 else 0
         buf = _buffer()
-        n = combos.play_and_generate(self.hands, self.played, p, move, nxt, self.prev, game.packed, buf)
-        self._legal = buf[:n].tolist()
+        self._legal = buf[:_play_and_generate(self.hands, self.played, p, move, nxt, self.prev, game.packed,
+                                              buf)].tolist()
 
     # --- results ------------------------------------------------------------------------------
     def spring(self) -> bool:
@@ -357,13 +372,14 @@ class DdzState:
     __hash__ = None  # mutable
 
     def to_json(self) -> str:
-        first = self.deals[0]
+        hands, kitty, first_bidder = self.deals[0]
         return json.dumps({
             "game": "doudizhu",
             "version": 1,
             "rules": self.rules.to_dict(),
             "seed": self.seed,
-            "deal": {"hands": list(first[0]), "kitty": first[1], "first_bidder": first[2]},
+            "deal": {"hands": [format_counts(h) for h in np.frombuffer(hands, np.int8).reshape(3, NUM_RANKS)],
+                     "kitty": format_counts(np.frombuffer(kitty, np.int8)), "first_bidder": first_bidder},
             "moves": [self.game.format_move(m) for m in self.actions],
         })
 
@@ -466,7 +482,7 @@ class DdzGame:
         if low in names:
             return names[low]
         if "-" in s:
-            i = self.table.by_label.get(s.upper())
+            i = self.table.id_of_label(s.upper())
             if i is None:
                 raise CardError(f"{text!r} is not a plane with wings (write 'PLANE-WINGS', e.g. 333444-57)")
             return i
