@@ -162,7 +162,8 @@ def test_ppo_advantages_on_a_hand_made_trajectory() -> None:
 
 
 def test_target_network_changes_only_at_sync() -> None:
-    learner = make_learner(small("qlearning", target_sync=3, updates_per_epoch=1, batch_size=4))
+    learner = make_learner(small("qlearning", target_sync=3, target_sync_unit="updates", updates_per_epoch=1,
+                                 batch_size=4))
     ro = rollout([0, 1.0, 0, -1.0] * 3, [False, True] * 6)
     before = [p.clone() for p in learner.target.parameters()]
     rng = np.random.default_rng(0)
@@ -323,10 +324,10 @@ def test_resume_rule_for_prioritized_replay_and_older_checkpoints() -> None:
     assert ckpt.resume_conflicts(small("dqn", epochs=3, prioritized=False), {
         "config": {**dqn.to_dict(), "prioritized": False}, "epoch": 1}) == []
     # a key the checkpoint predates is read at the field's default (the behaviour before it existed)
-    ql = small("qlearning")
+    ql = small("qlearning", target_sync_unit="updates")
     old = {"config": {k: v for k, v in ql.to_dict().items() if k != "target_sync_unit"}, "epoch": 1}
     assert ckpt.resume_conflicts(ql, old) == []
-    assert ckpt.resume_conflicts(small("qlearning", target_sync_unit="decisions"), old) == [
+    assert ckpt.resume_conflicts(small("qlearning"), old) == [  # the study's Q-learning now counts decisions
         "target_sync_unit='updates' there, 'decisions' here"]
 
 
