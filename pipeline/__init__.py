@@ -9,7 +9,7 @@ is imported (by ``pipeline.flows``), so they must be in place before any flow mo
 import os
 from pathlib import Path
 
-from climbrl.track import environment_defaults
+from climbrl.environment import environment_defaults
 
 # No network at run time: Prefect's analytics off, its embedded server's database in the
 # project (the temporary server starts per process unless PREFECT_API_URL names a server).

@@ -46,9 +46,6 @@ ABLATIONS = {"entropy": "ent_coef", "curriculum": "curriculum"}
 SEAT_SEED = 0
 """Seat seed of the final evaluation: the evaluate stage's (``run_match``'s default)."""
 
-# Settings that may differ between a checkpoint and the run that resumes it.
-_RESUMABLE = {"epochs", "eval_workers", "keep_policy_every"}
-
 
 def ablation_configs(name: str, params: Params, **overrides: Any) -> list[tuple[Any, int, TrainConfig]]:
     """(value, seed index, config) of every run of ablation ``name``, values outer, seeds inner."""
@@ -68,7 +65,8 @@ def ablation_configs(name: str, params: Params, **overrides: Any) -> list[tuple[
 
 
 def _stale(cfg: TrainConfig, out: Path) -> str | None:
-    """Why the checkpoint in ``out`` cannot be resumed by ``cfg`` (None: it can, or there is none)."""
+    """Why the checkpoint in ``out`` cannot be resumed by ``cfg`` (None: it can, or there is none);
+    the same rule as ``climbrl train --resume`` (:func:`climbrl.learn.checkpoint.resume_conflicts`)."""
     from climbrl.learn import checkpoint as ckpt
 
     path = out / "checkpoint.pt"
@@ -78,13 +76,7 @@ def _stale(cfg: TrainConfig, out: Path) -> str | None:
         state = ckpt.load(path)
     except ckpt.CheckpointError as e:
         return str(e)
-    saved, want = state.get("config", {}), cfg.to_dict()
-    for key, value in want.items():
-        if key not in _RESUMABLE and saved.get(key, value) != value:
-            return f"{key}={saved.get(key)!r} there, {value!r} here"
-    if int(state.get("epoch", 0)) > cfg.epochs:
-        return f"it has {state['epoch']} epochs, this run wants {cfg.epochs}"
-    return None
+    return "; ".join(ckpt.resume_conflicts(cfg, state)) or None
 
 
 def _train_one(args: tuple[TrainConfig, str]) -> dict[str, Any]:

@@ -103,11 +103,11 @@ def test_importing_the_tracking_module_leaves_the_environment_alone() -> None:
 
 
 def test_the_environment_defaults_are_set_by_an_explicit_call(monkeypatch) -> None:
-    from climbrl import track
+    from climbrl import environment
 
     monkeypatch.delenv("MLFLOW_DISABLE_TELEMETRY", raising=False)
     monkeypatch.setenv("DO_NOT_TRACK", "already-set")
-    track.environment_defaults()
+    environment.environment_defaults()
     assert os.environ["MLFLOW_DISABLE_TELEMETRY"] == "true"
     assert os.environ["DO_NOT_TRACK"] == "already-set"  # the caller's environment wins
 

@@ -162,7 +162,8 @@ def test_ppo_advantages_on_a_hand_made_trajectory() -> None:
 
 
 def test_target_network_changes_only_at_sync() -> None:
-    learner = make_learner(small("qlearning", target_sync=3, updates_per_epoch=1, batch_size=4))
+    learner = make_learner(small("qlearning", target_sync=3, target_sync_unit="updates", updates_per_epoch=1,
+                                 batch_size=4))
     ro = rollout([0, 1.0, 0, -1.0] * 3, [False, True] * 6)
     before = [p.clone() for p in learner.target.parameters()]
     rng = np.random.default_rng(0)
@@ -176,6 +177,43 @@ def test_target_network_changes_only_at_sync() -> None:
             before = [p.clone() for p in learner.target.parameters()]
             assert all(torch.equal(a, b) for a, b in zip(learner.target.parameters(),
                                                           learner.net.parameters(), strict=True))
+
+
+def _sync_times(learner) -> list[int]:
+    """Record the update count at every hard copy into the target network."""
+    times: list[int] = []
+    copy_in = learner.target.load_state_dict
+    learner.target.load_state_dict = lambda sd: (times.append(learner.updates), copy_in(sd))[1]
+    return times
+
+
+def test_target_syncs_every_n_decisions_or_updates() -> None:
+    """12 decisions per epoch over 4 updates: update k stands for decisions up to 3k, so with a
+    sync every 10 decisions the copies follow updates 4 (decision 12 crosses 10) and 7 (21
+    crosses 20); counted in updates, every 3rd update."""
+    ro = rollout([0, 1.0] * 6, [False, True] * 6)
+    for unit, want in (("decisions", [4, 7]), ("updates", [3, 6])):
+        learner = make_learner(small("qlearning", target_sync=10 if unit == "decisions" else 3,
+                                     target_sync_unit=unit, updates_per_epoch=4, batch_size=4))
+        times = _sync_times(learner)
+        rng = np.random.default_rng(0)
+        for _ in range(2):
+            learner.update(ro, rng)
+        assert learner.updates == 8 and times == want, (unit, times)
+        assert all(torch.equal(a, b) for a, b in zip(learner.target.parameters(), learner.net.parameters(),
+                                                      strict=True)) == (want[-1] == 8)
+
+
+def test_prioritized_beta_anneals_to_one_over_the_run(tmp_path, monkeypatch) -> None:
+    """beta goes from priority_beta (0.4) to 1 over the run, a step per update: with 2 epochs of
+    2 updates the four samples use 0.4 + 0.6 * k / 4 for k = 1..4."""
+    betas: list[float] = []
+    sample = PrioritizedReplayBuffer.sample
+    monkeypatch.setattr(PrioritizedReplayBuffer, "sample",
+                        lambda self, n, rng, beta=0.4: (betas.append(beta), sample(self, n, rng, beta))[1])
+    res = train(small("dqn", epochs=2, updates_per_epoch=2), tmp_path, progress=False)
+    assert betas == pytest.approx([0.55, 0.7, 0.85, 1.0])  # start, middle, end of the run
+    assert [r["loss/beta"] for r in res["history"]] == pytest.approx([0.7, 1.0])
 
 
 def test_soft_updates_move_the_target_by_tau() -> None:
@@ -218,7 +256,8 @@ def test_prioritized_replay_samples_by_priority() -> None:
     "kwargs,field",
     [({"lr": -0.1}, "lr"), ({"epsilon": 1.5}, "epsilon"), ({"gamma": 2}, "gamma"),
      ({"epochs": 0}, "epochs"), ({"eval_games": 10}, "eval_games"), ({"curriculum": "x"}, "curriculum"),
-     ({"eval_opponents": ("nobody",)}, "eval_opponents"), ({"bogus": 1}, "bogus")],
+     ({"eval_opponents": ("nobody",)}, "eval_opponents"), ({"bogus": 1}, "bogus"),
+     ({"target_sync_unit": "steps"}, "target_sync_unit")],
 )
 def test_bad_hyperparameters_name_the_field(kwargs: dict, field: str) -> None:
     with pytest.raises(ConfigError, match=f"train.{field}"):
@@ -260,6 +299,36 @@ def test_checkpoint_errors(tmp_path) -> None:
     (tmp_path / "run" / "checkpoint.pt").write_bytes(data[: len(data) // 2])
     with pytest.raises(ckpt.CheckpointError, match="corrupt"):
         train(small("mcq", epochs=2), tmp_path / "run", resume=True, progress=False)
+
+
+def test_resume_refuses_any_changed_setting_but_the_budget(tmp_path) -> None:
+    from pipeline.ablation import _stale
+
+    train(small("ppo", epochs=1), tmp_path, progress=False)
+    other = small("ppo", epochs=2, lr=1e-3, ent_coef=0.05)
+    with pytest.raises(ckpt.CheckpointError, match=r"lr=0\.0003 there, 0\.001 here; ent_coef=0\.01 there, 0\.05 here"):
+        train(other, tmp_path, resume=True, progress=False)
+    assert _stale(other, tmp_path) == ("lr=0.0003 there, 0.001 here; ent_coef=0.01 there, 0.05 here")  # one rule
+    # a longer budget, more evaluation workers, other kept policies: the same numbers, so accepted
+    res = train(small("ppo", epochs=2, eval_workers=2, keep_policy_every=0), tmp_path, resume=True, progress=False)
+    assert [r["epoch"] for r in res["history"]] == [1, 2]
+    with pytest.raises(ckpt.CheckpointError, match="it has 2 epochs, this run wants 1"):
+        train(small("ppo", epochs=1), tmp_path, resume=True, progress=False)
+
+
+def test_resume_rule_for_prioritized_replay_and_older_checkpoints() -> None:
+    dqn = small("dqn", epochs=2)
+    state = {"config": dqn.to_dict(), "epoch": 1}
+    assert ckpt.resume_conflicts(dqn, state) == []
+    assert ckpt.resume_conflicts(small("dqn", epochs=3), state) == ["epochs=2 there, 3 here"]  # beta's schedule
+    assert ckpt.resume_conflicts(small("dqn", epochs=3, prioritized=False), {
+        "config": {**dqn.to_dict(), "prioritized": False}, "epoch": 1}) == []
+    # a key the checkpoint predates is read at the field's default (the behaviour before it existed)
+    ql = small("qlearning", target_sync_unit="updates")
+    old = {"config": {k: v for k, v in ql.to_dict().items() if k != "target_sync_unit"}, "epoch": 1}
+    assert ckpt.resume_conflicts(ql, old) == []
+    assert ckpt.resume_conflicts(small("qlearning"), old) == [  # the study's Q-learning now counts decisions
+        "target_sync_unit='updates' there, 'decisions' here"]
 
 
 def test_policies_are_kept_every_n_epochs(tmp_path) -> None:
@@ -307,6 +376,35 @@ def test_curricula_seatings() -> None:
     assert all(a.name == "greedy" for s in fixed.seatings(4, me, np.random.default_rng(0)) for a in s if a is not me)
     sp = Curriculum(small("ppo"), learner)
     assert all(a is me for s in sp.seatings(3, me, np.random.default_rng(0)) for a in s)
+
+
+def test_snapshots_play_the_learners_behaviour_policy() -> None:
+    """A value learner's frozen snapshot plays epsilon-greedy with the learner's epsilon when it
+    was taken (not a softmax of Q-values); PPO's samples its softmax."""
+    learner = make_learner(small("dqn", curriculum="opponent_pool", snapshot_every=8, epsilon_decay_steps=100))
+    cur = Curriculum(learner.cfg, learner)
+    learner.decisions_seen = 50
+    cur.after_epoch(learner, 8)
+    assert [(s.mode, s.epsilon) for s in cur.snapshots] == [("epsilon", 1.0), ("epsilon", pytest.approx(0.525))]
+    assert not cur.snapshots[0].scores_are_logits
+    again = Curriculum(learner.cfg, make_learner(learner.cfg))
+    again.load_state_dict(cur.state_dict(), learner.net)
+    def how(c: Curriculum) -> list:
+        return [(s.mode, s.epsilon, s.name) for s in c.snapshots]
+
+    assert how(again) == how(cur)
+    old = {k: v for k, v in cur.state_dict().items() if k != "snapshot_epsilons"}
+    with pytest.raises(ckpt.CheckpointError, match="predate"):
+        again.load_state_dict(old, learner.net)
+    # epsilon 0: exactly the greedy choice of its Q-values
+    greedy_learner = make_learner(small("qlearning", curriculum="checkpoint_self_play", epsilon=0.0))
+    snap = Curriculum(greedy_learner.cfg, greedy_learner).snapshots[0]
+    ds = _decisions(2)
+    greedy = PolicyAgent(greedy_learner.net, mode="greedy")
+    rngs = [random.Random(k) for k in range(len(ds))]
+    assert snap.act_batch(ds, rngs) == greedy.act_batch(ds, [random.Random(k) for k in range(len(ds))])
+    ppo = make_learner(small("ppo", curriculum="checkpoint_self_play"))
+    assert Curriculum(ppo.cfg, ppo).snapshots[0].mode == "sample"
 
 
 def _changed(before: dict, after: dict) -> bool:

@@ -39,6 +39,7 @@ def test_the_repository_params_are_valid() -> None:
     assert all(c.epochs == 100 and c.games_per_epoch == 200 and c.eval_every == 5 and c.eval_games == 400
                for c in p.train.values())
     assert p.train["dqn"].double and p.train["dqn"].prioritized and not p.train["qlearning"].double
+    assert p.train["qlearning"].target_sync_unit == "decisions" and p.train["dqn"].target_sync_unit == "updates"
 
 
 @pytest.mark.parametrize(
@@ -56,6 +57,7 @@ def test_the_repository_params_are_valid() -> None:
         (("evaluate", "repeats"), 0, "evaluate.repeats"),
         (("evaluate", "opponents"), ["randy"], "evaluate.opponents: unknown agent"),
         (("tournament", "rule_agents"), ["greedy", "randy"], "tournament.rule_agents: unknown agent"),
+        (("train", "qlearning", "target_sync_unit"), "steps", "train.qlearning.target_sync_unit: must be one of"),
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:

@@ -436,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from climbrl.track import environment_defaults
+    from climbrl.environment import environment_defaults
 
     environment_defaults()  # the program starts here: MLflow's telemetry off
     args = build_parser().parse_args(argv)

@@ -16,6 +16,7 @@ from climbrl.games.big2.rules import PRESETS
 
 ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn")
 CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool")
+SYNC_UNITS = ("updates", "decisions")
 
 
 class ConfigError(ValueError):
@@ -68,7 +69,12 @@ class TrainConfig:
     batch_size: int = 256
     updates_per_epoch: int = 50
     target_sync: int = 1000
-    """Hard target sync every this many gradient updates (when tau is 0)."""
+    """Hard target sync every this many units of ``target_sync_unit`` (when tau is 0)."""
+    target_sync_unit: str = "updates"
+    """What ``target_sync`` counts: ``updates`` (gradient updates) or ``decisions`` (the learner's
+    environment decisions added to replay; see :mod:`climbrl.learn.replay_learner`). The field's
+    default is the behaviour from before the switch existed (a checkpoint without the key was
+    trained that way); the study's learners set theirs in ``ALGO_DEFAULTS`` and ``params.yaml``."""
     tau: float = 0.0
     """Soft target update rate per gradient update (0: hard syncs)."""
     double: bool = False
@@ -105,7 +111,7 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "ppo": {},
     "mcq": {"lr": 1e-4, "update_epochs": 1},
     "sarsa": {"lr": 1e-4},
-    "qlearning": {"lr": 1e-4, "target_sync": 1000},
+    "qlearning": {"lr": 1e-4, "target_sync": 1000, "target_sync_unit": "decisions"},
     "dqn": {"lr": 1e-4, "double": True, "dueling": True, "prioritized": True, "target_sync": 1000},
 }
 
@@ -121,6 +127,8 @@ def _validate(c: TrainConfig) -> None:
         _fail("rules", f"unknown rules preset {c.rules!r}")
     if c.curriculum not in CURRICULA:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
+    if c.target_sync_unit not in SYNC_UNITS:
+        _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
     ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0, "eval_games": 4,
             "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
             "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,

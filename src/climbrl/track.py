@@ -3,8 +3,8 @@
 Embedded default: ``sqlite:///mlflow.db`` with artifacts under ``./mlruns`` (params.yaml,
 ``tracking``); ``MLFLOW_TRACKING_URI`` in the environment points the same code at a server.
 Telemetry off is an environment default that a program sets where it starts
-(:func:`environment_defaults`: the ``climbrl`` CLI and the pipeline call it; the Makefile and CI
-export the same variables), never as a side effect of importing this module.
+(:func:`climbrl.environment.environment_defaults`; the Makefile and CI export the same
+variables), never as a side effect of importing this module.
 Open the UI: ``mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000``.
 """
 
@@ -17,22 +17,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-ENVIRONMENT_DEFAULTS = {
-    "MLFLOW_DISABLE_TELEMETRY": "true",
-    "DO_NOT_TRACK": "true",
-    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
-}
-
 PIP_REQUIREMENTS = ["torch==2.13.0", "numpy==2.4.6", "climbrl==0.1.0"]
 REGISTERED_DIR = "policy"
 REGISTERED_FILE = "policy.pt"
-
-
-def environment_defaults() -> None:
-    """No telemetry, no progress bars: set :data:`ENVIRONMENT_DEFAULTS` where unset (the
-    environment wins). A program calls this once where it starts, before MLflow is imported."""
-    for key, value in ENVIRONMENT_DEFAULTS.items():
-        os.environ.setdefault(key, value)
 
 
 def git_commit() -> str:

@@ -3,7 +3,8 @@
 A checkpoint holds the learner (network, optimizer, target network, counters), the
 curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
 the config it was trained with. Missing, corrupt or mismatched files raise
-:class:`CheckpointError` with the path and the reason.
+:class:`CheckpointError` with the path and the reason. :func:`resume_conflicts` is the one rule
+(``climbrl train --resume`` and the ablation runner) for which runs may continue a checkpoint.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import torch
 
+from climbrl.config import TrainConfig
 from climbrl.learn.network import ActionInNet
 
 FORMAT = "climbrl-checkpoint"
@@ -23,6 +25,37 @@ VERSION = 1
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or does not fit the run."""
+
+
+RESUMABLE = frozenset({"epochs", "eval_workers", "keep_policy_every"})
+"""Settings a run may change when it continues a checkpoint; every other one must be equal.
+
+``epochs``: the budget; a run extends (or finishes) the same training. Not when prioritized
+replay is on: its beta anneals over the budget (see :mod:`climbrl.learn.replay_learner`), so
+the finished epochs followed another schedule. ``eval_workers``: a match's numbers are the same
+for any worker count (every game's deal and seat seeds are fixed before the games are split).
+``keep_policy_every``: only which policies are also copied to ``snapshots/``; no number moves."""
+
+
+def resume_conflicts(cfg: TrainConfig, state: dict[str, Any]) -> list[str]:
+    """Why ``cfg`` cannot continue the checkpoint ``state``: one ``key=old there, new here`` per
+    differing setting, plus an epoch count beyond the budget (empty: it can). A key the
+    checkpoint lacks was added to :class:`TrainConfig` after it was written and is taken at the
+    field's default, which by convention is the behaviour from before the field existed."""
+    saved = {**TrainConfig().to_dict(), "algo": None, **state.get("config", {})}
+    want = cfg.to_dict()
+    keys = [k for k in dict.fromkeys([*want, *saved]) if k not in RESUMABLE or (k == "epochs" and cfg.prioritized)]
+    out = [f"{k}={saved.get(k)!r} there, {want.get(k)!r} here" for k in keys if saved.get(k) != want.get(k)]
+    if int(state.get("epoch", 0)) > cfg.epochs:
+        out.append(f"it has {state['epoch']} epochs, this run wants {cfg.epochs}")
+    return out
+
+
+def check_resume(cfg: TrainConfig, state: dict[str, Any], path: str | Path) -> None:
+    """Raise :class:`CheckpointError` naming every setting in which ``cfg`` differs from ``path``."""
+    conflicts = resume_conflicts(cfg, state)
+    if conflicts:
+        raise CheckpointError(f"{path} cannot be resumed by this run: " + "; ".join(conflicts))
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> None:

@@ -12,7 +12,10 @@
     the practice guide's pool: snapshots every ``snapshot_every`` games, at most ``pool_size``
     (oldest evicted), with the rule agents ``pool_rule_agents`` mixed in; opponents sampled per
     game and seat.
-Frozen snapshots play by sampling from their softmax.
+A frozen snapshot plays the learner's behaviour policy as it was when the snapshot was taken:
+PPO's samples from its softmax (its scores are policy logits); a value learner's (mcq, sarsa,
+qlearning, dqn) plays epsilon-greedy on its Q-values with the learner's epsilon at that moment
+(DQN's decaying one included), since the softmax of Q-values is no policy any of them follows.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import numpy as np
 
 from climbrl.agents import Agent, make_agent
 from climbrl.config import TrainConfig
+from climbrl.learn.checkpoint import CheckpointError
 from climbrl.learn.learner import Learner
 from climbrl.learn.network import ActionInNet
-from climbrl.learn.policy import PolicyAgent
+from climbrl.learn.policy import POLICY_LEARNERS, PolicyAgent
 
 
 class Curriculum:
@@ -38,12 +42,17 @@ class Curriculum:
         self.next_snapshot = 0
         self.rule_agents = [make_agent(a) for a in cfg.pool_rule_agents]
         self.fixed = [make_agent(a) for a in cfg.fixed_opponents]
+        self.mode = learner.behaviour_mode
         if self.kind in ("checkpoint_self_play", "opponent_pool"):
-            self._snapshot(learner.net)
+            self._snapshot(learner)
 
-    def _snapshot(self, net: ActionInNet) -> None:
-        frozen = copy.deepcopy(net).eval()
-        self.snapshots.append(PolicyAgent(frozen, mode="sample", name=f"snapshot@{self.games_seen}"))
+    def _frozen(self, net: ActionInNet, epsilon: float, name: str) -> PolicyAgent:
+        return PolicyAgent(net.eval(), mode=self.mode, epsilon=epsilon, name=name,
+                           scores_are_logits=self.cfg.algo in POLICY_LEARNERS)
+
+    def _snapshot(self, learner: Learner) -> None:
+        self.snapshots.append(self._frozen(copy.deepcopy(learner.net), learner.epsilon(),
+                                           f"snapshot@{self.games_seen}"))
         self.snapshots = self.snapshots[-self.cfg.pool_size:]
         self.next_snapshot = self.games_seen + self.cfg.snapshot_every
 
@@ -68,18 +77,25 @@ class Curriculum:
     def after_epoch(self, learner: Learner, games: int) -> None:
         self.games_seen += games
         if self.kind in ("checkpoint_self_play", "opponent_pool") and self.games_seen >= self.next_snapshot:
-            self._snapshot(learner.net)
+            self._snapshot(learner)
 
     def state_dict(self) -> dict[str, Any]:
         return {"games_seen": self.games_seen, "next_snapshot": self.next_snapshot,
                 "snapshots": [s.net.state_dict() for s in self.snapshots],
-                "snapshot_names": [s.name for s in self.snapshots]}
+                "snapshot_names": [s.name for s in self.snapshots],
+                "snapshot_epsilons": [s.epsilon for s in self.snapshots]}
 
     def load_state_dict(self, state: dict[str, Any], net_template: ActionInNet) -> None:
         self.games_seen = int(state["games_seen"])
         self.next_snapshot = int(state["next_snapshot"])
+        epsilons = state.get("snapshot_epsilons")
+        if epsilons is None:
+            if state["snapshots"] and self.mode != "sample":
+                raise CheckpointError("the checkpoint's curriculum snapshots predate epsilon-greedy snapshots of value "
+                                      "learners (they sampled a softmax of Q-values): start the run over")
+            epsilons = [self.cfg.epsilon] * len(state["snapshots"])
         self.snapshots = []
-        for sd, name in zip(state["snapshots"], state["snapshot_names"], strict=True):
+        for sd, name, eps in zip(state["snapshots"], state["snapshot_names"], epsilons, strict=True):
             net = copy.deepcopy(net_template)
             net.load_state_dict(sd)
-            self.snapshots.append(PolicyAgent(net.eval(), mode="sample", name=name))
+            self.snapshots.append(self._frozen(net, float(eps), name))

@@ -1,7 +1,9 @@
 """The DQN family of the Dou Dizhu practice guide: Double DQN, dueling head, prioritized replay,
 gamma 0.99, learning rate 1e-4, epsilon falling linearly from 1.0 to 0.05 over
 ``epsilon_decay_steps`` decisions, hard syncs every ``target_sync`` updates or soft updates
-(``tau``). Every switch is a config field (``double``, ``dueling``, ``prioritized``, ``tau``)."""
+(``tau``), prioritized replay's beta annealed from ``priority_beta`` to 1 over the run. Every
+switch is a config field (``double``, ``dueling``, ``prioritized``, ``tau``,
+``target_sync_unit``)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,10 @@ class Learner:
                            name=f"{self.algo}-learner", record=True)
 
     # --- learning --------------------------------------------------------------------------------
-    def update(self, ro: Rollout, rng: np.random.Generator) -> dict[str, float]:
+    def update(self, ro: Rollout, rng: np.random.Generator,
+               progress: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
+        """One epoch's update from its rollout; ``progress`` is the run's progress (0..1) at the
+        start and end of the epoch, for schedules over the run (only prioritized replay's beta)."""
         raise NotImplementedError
 
     def _step(self, loss: torch.Tensor) -> float:
@@ -112,7 +115,8 @@ class OnPolicyValueLearner(Learner):
     def targets(self, ro: Rollout) -> np.ndarray:
         raise NotImplementedError
 
-    def update(self, ro: Rollout, rng: np.random.Generator) -> dict[str, float]:
+    def update(self, ro: Rollout, rng: np.random.Generator,
+               progress: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
         self.decisions_seen += ro.size
         target = self.targets(ro)
         losses = []

@@ -33,7 +33,8 @@ class PPO(Learner):
             adv[i] = running
         return adv, adv + values
 
-    def update(self, ro: Rollout, rng: np.random.Generator) -> dict[str, float]:
+    def update(self, ro: Rollout, rng: np.random.Generator,
+               progress: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
         self.decisions_seen += ro.size
         adv, returns = self.advantages(ro)
         adv_n = (adv - adv.mean()) / (adv.std() + 1e-8)

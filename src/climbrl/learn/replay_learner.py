@@ -2,9 +2,21 @@
 
 Target ``r + gamma * max_a' Q_target(s', a')`` over the next decision's legal moves (double:
 the online network picks ``a'``, the target network scores it), a target network synced hard
-every ``target_sync`` gradient updates or softly with rate ``tau``, uniform or prioritized
-replay, Huber loss weighted by the importance-sampling weights. Each epoch adds the epoch's
-decisions to the buffer, then makes ``updates_per_epoch`` updates of ``batch_size``.
+every ``target_sync`` gradient updates or learner decisions (``target_sync_unit``) or softly
+with rate ``tau`` after every update, uniform or prioritized replay, Huber loss weighted by the
+importance-sampling weights. Each epoch adds the epoch's decisions to the buffer, then makes
+``updates_per_epoch`` updates of ``batch_size``.
+
+Counting decisions: the epoch's ``D`` learner decisions (those added to replay; in self-play
+every seat's) are spread evenly over its ``U`` updates, update ``k`` (1..U) standing for the
+decisions up to ``before + k * D // U``, as if the updates were interleaved with play. After
+update ``k`` the target is copied when that span crossed a multiple of ``target_sync`` (once,
+even if it crossed several: copies with no update between them are the same copy). The rule
+reads only the decision count, so a resumed run syncs where an uninterrupted one does.
+
+Prioritized replay's importance-sampling exponent beta anneals linearly from
+``priority_beta`` to 1 over the run (Schaul et al.): :func:`beta` of the run's progress,
+stepped per update within the epoch (see :meth:`ReplayLearner.update`).
 """
 
 from __future__ import annotations
@@ -61,37 +73,56 @@ class ReplayLearner(Learner):
         seg = t(np.repeat(np.arange(n), np.diff(s.offsets)))
         return self.net(t(s.states), t(s.moves), seg)[t(s.chosen)]
 
-    def sync_target(self) -> None:
+    def sync_target(self, decisions_from: int, decisions_to: int) -> None:
+        """After a gradient update standing for the learner's decisions ``(from, to]``."""
         if self.cfg.tau > 0:
             with torch.no_grad():
                 for p, q in zip(self.target.parameters(), self.net.parameters(), strict=True):
                     p.mul_(1 - self.cfg.tau).add_(q, alpha=self.cfg.tau)
-        elif self.updates % self.cfg.target_sync == 0:
+            return
+        if self.cfg.target_sync_unit == "decisions":
+            due = decisions_to // self.cfg.target_sync > decisions_from // self.cfg.target_sync
+        else:
+            due = self.updates % self.cfg.target_sync == 0
+        if due:
             self.target.load_state_dict(self.net.state_dict())
 
-    def beta(self, epoch_fraction: float) -> float:
-        return self.cfg.priority_beta + (1.0 - self.cfg.priority_beta) * epoch_fraction
+    def beta(self, progress: float) -> float:
+        """Importance-sampling exponent at ``progress`` (0: start of the run, 1: its end)."""
+        return self.cfg.priority_beta + (1.0 - self.cfg.priority_beta) * min(max(progress, 0.0), 1.0)
 
-    def update(self, ro: Rollout, rng: np.random.Generator, progress: float = 0.0) -> dict[str, float]:
+    def update(self, ro: Rollout, rng: np.random.Generator,
+               progress: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
+        """Add the epoch's decisions, then up to ``updates_per_epoch`` updates. ``progress``: the
+        run's progress (0..1) at the start and at the end of this epoch; update ``k`` of ``U``
+        samples with beta at ``start + (end - start) * k / U``, so the last update of the run
+        uses beta = 1."""
+        before = self.decisions_seen
         self.decisions_seen += ro.size
         self.buffer.add_rollout(ro)
-        losses, qs = [], []
-        for _ in range(self.cfg.updates_per_epoch):
+        losses, qs, betas = [], [], []
+        n_updates = self.cfg.updates_per_epoch
+        for k in range(1, n_updates + 1):
             if len(self.buffer) < self.cfg.batch_size:
                 break
-            s = self.buffer.sample(self.cfg.batch_size, rng, beta=self.beta(progress))
+            beta = self.beta(progress[0] + (progress[1] - progress[0]) * k / n_updates)
+            betas.append(beta)
+            s = self.buffer.sample(self.cfg.batch_size, rng, beta=beta)
             target = t(s.rewards) + self.cfg.gamma * self.next_values(s)
             q = self.q_chosen(s)
             td = q - target
             loss = torch.mean(t(s.weights) * torch.nn.functional.smooth_l1_loss(q, target, reduction="none"))
             self._step(loss)
-            self.sync_target()
+            self.sync_target(before + (k - 1) * ro.size // n_updates, before + k * ro.size // n_updates)
             self.buffer.update_priorities(s.indices, td.detach().numpy())
             losses.append(float(loss.detach()))
             qs.append(float(q.detach().mean()))
-        return {"loss": float(np.mean(losses)) if losses else float("nan"),
-                "q_mean": float(np.mean(qs)) if qs else float("nan"),
-                "epsilon": self.epsilon(), "buffer": float(len(self.buffer))}
+        stats = {"loss": float(np.mean(losses)) if losses else float("nan"),
+                 "q_mean": float(np.mean(qs)) if qs else float("nan"),
+                 "epsilon": self.epsilon(), "buffer": float(len(self.buffer))}
+        if self.cfg.prioritized:
+            stats["beta"] = betas[-1] if betas else float("nan")
+        return stats
 
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "target": self.target.state_dict()}

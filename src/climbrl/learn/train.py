@@ -54,8 +54,8 @@ def run_epoch(cfg: TrainConfig, game: Big2Game, learner: Learner, curriculum: Cu
     states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
     rollout = collector.build(states, card_score=cfg.card_score_reward)
     play_secs = time.perf_counter() - start
-    learner.progress = (epoch + 1) / cfg.epochs
-    stats = learner.update(rollout, np.random.default_rng([es, 2]))
+    stats = learner.update(rollout, np.random.default_rng([es, 2]),
+                           progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
     curriculum.after_epoch(learner, cfg.games_per_epoch)
     total_decisions = sum(len(s.moves) for s in states)
     secs = time.perf_counter() - start
@@ -97,15 +97,6 @@ def write_csv(history: list[dict[str, Any]], path: Path) -> None:
     tmp.replace(path)
 
 
-def _check_resume(cfg: TrainConfig, state: dict[str, Any], path: Path) -> None:
-    saved = state.get("config", {})
-    for key in ("algo", "rules", "hidden", "seed", "curriculum", "games_per_epoch", "dueling"):
-        if saved.get(key) != getattr(cfg, key):
-            raise ckpt.CheckpointError(
-                f"{path} was trained with {key}={saved.get(key)!r}, this run has {key}={getattr(cfg, key)!r}"
-            )
-
-
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
           on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train ``cfg.algo``; returns the summary (last evaluation, timings, history).
@@ -127,7 +118,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
     start_epoch = 0
     if resume and ckpt_path.exists():
         state = ckpt.load(ckpt_path)
-        _check_resume(cfg, state, ckpt_path)
+        ckpt.check_resume(cfg, state, ckpt_path)
         learner.load_state_dict(state["learner"])
         curriculum.load_state_dict(state["curriculum"], learner.net)
         learner.generator.set_state(state["torch_rng"])
