@@ -39,7 +39,7 @@ def test_the_repository_params_are_valid() -> None:
     assert all(c.epochs == 100 and c.games_per_epoch == 200 and c.eval_every == 5 and c.eval_games == 400
                for c in p.train.values())
     assert p.train["dqn"].double and p.train["dqn"].prioritized and not p.train["qlearning"].double
-    assert p.train["qlearning"].target_sync_unit == "decisions" and p.train["dqn"].target_sync_unit == "updates"
+    assert p.train["qlearning"].target_sync_unit == p.train["dqn"].target_sync_unit == "decisions"
 
 
 @pytest.mark.parametrize(

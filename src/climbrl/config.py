@@ -112,7 +112,8 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "mcq": {"lr": 1e-4, "update_epochs": 1},
     "sarsa": {"lr": 1e-4},
     "qlearning": {"lr": 1e-4, "target_sync": 1000, "target_sync_unit": "decisions"},
-    "dqn": {"lr": 1e-4, "double": True, "dueling": True, "prioritized": True, "target_sync": 1000},
+    "dqn": {"lr": 1e-4, "double": True, "dueling": True, "prioritized": True, "target_sync": 1000,
+            "target_sync_unit": "decisions"},
 }
 
 
