@@ -19,7 +19,7 @@ from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.network import ActionInNet
 from climbrl.learn.registry import make_learner
 from climbrl.learn.train import train
-from climbrl.paths import charlesworth_dir
+from tests.reference import public_agent_weights
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,10 +72,7 @@ def test_loading_a_policy_agent_leaves_the_thread_count_alone(tmp_path, threads_
 
 
 def test_loading_the_public_agent_leaves_the_thread_count_alone(threads_set_to_three) -> None:
-    if not (charlesworth_dir() / "charlesworth_ppo_136500.npz").exists():
-        if os.environ.get("CI") or os.environ.get("CLIMBRL_REQUIRE_EXTERNAL"):
-            pytest.fail(f"missing {charlesworth_dir()}")
-        pytest.skip(f"missing {charlesworth_dir()}")
+    public_agent_weights()  # skips (fails under CI) with how to get them when missing
     make_agent("charlesworth")
     assert torch.get_num_threads() == threads_set_to_three
 
