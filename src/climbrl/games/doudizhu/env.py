@@ -48,12 +48,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
-from gymnasium import spaces
-from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from climbrl.games.aec import CardGameEnv, wrapped
 from climbrl.games.doudizhu.moves import MAX_COPIES, NUM_RANKS, format_counts
 from climbrl.games.doudizhu.rules import NUM_PLAYERS, Rules
 from climbrl.games.doudizhu.state import DdzGame, DdzState
@@ -104,111 +102,41 @@ def encode_observation(state: DdzState, seat: int) -> np.ndarray:
     return v
 
 
-class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
+class raw_env(CardGameEnv):  # noqa: N801  (PettingZoo's naming convention)
     metadata = {"render_modes": ["human", "ansi"], "name": "doudizhu_v0", "is_parallelizable": False}
+    num_players = NUM_PLAYERS
+    obs_size = OBS_SIZE
 
     def __init__(self, rules: Rules | str = "standard", render_mode: str | None = None) -> None:
-        super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        self.game = DdzGame(rules)
-        self.num_actions = self.game.num_actions
-        self.render_mode = render_mode
-        self.possible_agents = [f"player_{i}" for i in range(NUM_PLAYERS)]
-        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
-        self.np_random, _ = seeding.np_random(None)
+        game = DdzGame(rules)
+        super().__init__(game, game.num_actions, render_mode)
         self.state: DdzState | None = None
 
-    def observation_space(self, agent: str) -> gymnasium.Space:
-        return self.observation_spaces[agent]
+    def encode(self, seat: int) -> np.ndarray:
+        return encode_observation(self.state, seat)
 
-    def action_space(self, agent: str) -> gymnasium.Space:
-        return self.action_spaces[agent]
+    def legal_actions(self) -> list[int]:
+        return self.state.legal_moves()
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
-        deal_seed = int(self.np_random.integers(0, 2**62))
-        self.state = self.game.new_game(seed=deal_seed)
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.agent_selection = self.possible_agents[self.state.current_player]
-        self._update_infos()
-
-    def _update_infos(self) -> None:
-        assert self.state is not None
-        self.infos = {a: {"legal_moves": [], "legal_moves_text": []} for a in self.agents}
-        if not self.state.is_terminal():
-            legal = list(self.state.legal_moves())
-            self.infos[self.agent_selection] = {
-                "legal_moves": legal,
-                "legal_moves_text": [self.game.format_move(m) for m in legal],
-            }
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        assert self.state is not None, "call reset() first"
-        seat = self.agent_name_mapping[agent]
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        if not self.state.is_terminal() and self.state.current_player == seat:
-            mask[self.state.legal_moves()] = 1
-        return {"observation": encode_observation(self.state, seat), "action_mask": mask}
-
-    def step(self, action: int | None) -> None:
-        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
-            self._was_dead_step(action)
-            return
-        assert self.state is not None
-        legal = self.state.legal_moves()
+    def move_of(self, action: Any, legal: list[int]) -> int:
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or int(action) not in legal:
             raise ValueError(
                 f"action {action} is not legal for {self.agent_selection}: the legal action ids are "
                 f"{legal[:20]}{' ...' if len(legal) > 20 else ''}"
             )
-        self.state.apply(int(action))
-        self._cumulative_rewards[self.agent_selection] = 0.0
-        if self.state.is_terminal():
-            returns = self.state.returns()
-            self.rewards = {a: float(returns[i]) for i, a in enumerate(self.possible_agents)}
-            self.terminations = {a: True for a in self.agents}
-        else:
-            self.agent_selection = self.possible_agents[self.state.current_player]
-        self._accumulate_rewards()
-        self._update_infos()
-        if self.render_mode == "human":
-            print(self.render())
+        return int(action)
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode")
-            return None
+    def render_lines(self) -> list[str]:
         s = self.state
-        assert s is not None
         who = f"seat {s.prev_player}" if s.prev else "leading"
         lines = [f"phase {('bid', 'play', 'over')[s.phase]}, landlord {s.landlord}, stake {s.stake}, "
                  f"to beat: {self.game.format_move(s.prev) if s.prev else '-'} ({who})"]
         for i in range(NUM_PLAYERS):
             marker = "*" if i == s.current_player else " "
             lines.append(f"{marker} player_{i}: {format_counts(s.hands[i])}")
-        return "\n".join(lines)
-
-    def close(self) -> None:
-        pass
+        return lines
 
 
 def env(rules: Rules | str = "standard", render_mode: str | None = None) -> AECEnv:
     """The wrapped environment (PettingZoo's order enforcing wrapper)."""
-    from pettingzoo.utils import wrappers
-
-    e = raw_env(rules=rules, render_mode=render_mode)
-    return wrappers.OrderEnforcingWrapper(e)
+    return wrapped(raw_env(rules=rules, render_mode=render_mode))
