@@ -33,16 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from climbrl.cards import CardError, parse_card
+from climbrl.games.presets import RulesError, fail, from_preset, overrides_of  # noqa: F401  (RulesError: re-exported)
 
 START_MODES = ("lead", "must_include", "auto_play")
 FLUSH_COMPARES = ("top_card", "rank_then_suit", "suit_then_rank")
 REWARD_SCHEMES = ("rank", "cards")
 NUM_PLAYERS = 4
 HAND_SIZE = 13
-
-
-class RulesError(ValueError):
-    """An invalid rule set: unknown preset, unknown field or bad value."""
 
 
 @dataclass(frozen=True)
@@ -116,62 +113,47 @@ class Rules:
         return get_rules(data.get("name", "paper"), **{k: v for k, v in data.items() if k != "name"})
 
     def replace(self, **changes: Any) -> Rules:
-        return get_rules(self.name, **{**_overrides_of(self), **changes})
+        return get_rules(self.name, **{**overrides_of(self, PRESETS), **changes})
 
-
-def _overrides_of(r: Rules) -> dict[str, Any]:
-    base = PRESETS[r.name]
-    return {
-        f.name: getattr(r, f.name)
-        for f in dataclasses.fields(r)
-        if f.name != "name" and getattr(r, f.name) != base.get(f.name, _DEFAULTS[f.name])
-    }
-
-
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Rules)}
-
-
-def _fail(field_name: str, msg: str) -> None:
-    raise RulesError(f"rules.{field_name}: {msg}")
 
 
 def _validate(r: Rules) -> None:
     if sorted(r.suit_order) != sorted("DCHS") or len(r.suit_order) != 4:
-        _fail("suit_order", f"must be a permutation of 'DCHS', got {r.suit_order!r}")
+        fail("suit_order", f"must be a permutation of 'DCHS', got {r.suit_order!r}")
     try:
         parse_card(r.starting_card)
     except CardError as e:
-        _fail("starting_card", str(e))
+        fail("starting_card", str(e))
     if r.start_mode not in START_MODES:
-        _fail("start_mode", f"must be one of {START_MODES}, got {r.start_mode!r}")
+        fail("start_mode", f"must be one of {START_MODES}, got {r.start_mode!r}")
     if not isinstance(r.straight_lengths, tuple) or not r.straight_lengths:
-        _fail("straight_lengths", "must be a non-empty tuple of lengths")
+        fail("straight_lengths", "must be a non-empty tuple of lengths")
     for n in r.straight_lengths:
         if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= 13:
-            _fail("straight_lengths", f"each length must be an integer in 3..13, got {n!r}")
+            fail("straight_lengths", f"each length must be an integer in 3..13, got {n!r}")
     if 5 not in r.straight_lengths:
-        _fail("straight_lengths", "must contain 5 (straight flushes are 5-card straights)")
+        fail("straight_lengths", "must contain 5 (straight flushes are 5-card straights)")
     if len(set(r.straight_lengths)) != len(r.straight_lengths) or list(r.straight_lengths) != sorted(
         r.straight_lengths
     ):
-        _fail("straight_lengths", "must be ascending without repeats")
+        fail("straight_lengths", "must be ascending without repeats")
     if not r.twos_in_straights and max(r.straight_lengths) > 12:
-        _fail("straight_lengths", "a 13-card straight needs twos_in_straights")
+        fail("straight_lengths", "a 13-card straight needs twos_in_straights")
     for name in ("twos_in_straights", "wrap_straights", "four_card_hands", "four_of_a_kind_kicker",
                  "pass_locks_out"):
         if not isinstance(getattr(r, name), bool):
-            _fail(name, f"must be true or false, got {getattr(r, name)!r}")
+            fail(name, f"must be true or false, got {getattr(r, name)!r}")
     if r.wrap_straights and not r.twos_in_straights:
-        _fail("wrap_straights", "wrap-around straights pass through the 2: needs twos_in_straights")
+        fail("wrap_straights", "wrap-around straights pass through the 2: needs twos_in_straights")
     if r.flush_compare not in FLUSH_COMPARES:
-        _fail("flush_compare", f"must be one of {FLUSH_COMPARES}, got {r.flush_compare!r}")
+        fail("flush_compare", f"must be one of {FLUSH_COMPARES}, got {r.flush_compare!r}")
     if r.reward not in REWARD_SCHEMES:
-        _fail("reward", f"must be one of {REWARD_SCHEMES}, got {r.reward!r}")
+        fail("reward", f"must be one of {REWARD_SCHEMES}, got {r.reward!r}")
     if len(r.rank_rewards) != NUM_PLAYERS:
-        _fail("rank_rewards", f"needs {NUM_PLAYERS} values (first to last place)")
+        fail("rank_rewards", f"needs {NUM_PLAYERS} values (first to last place)")
     for v in r.rank_rewards:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-            _fail("rank_rewards", f"values must be numbers, got {v!r}")
+            fail("rank_rewards", f"values must be numbers, got {v!r}")
     for pair in r.card_multipliers:
         if (
             not isinstance(pair, tuple)
@@ -180,7 +162,7 @@ def _validate(r: Rules) -> None:
             or not 1 <= pair[0] <= HAND_SIZE
             or pair[1] < 1
         ):
-            _fail("card_multipliers", f"entries are (threshold 1..13, multiplier >= 1), got {pair!r}")
+            fail("card_multipliers", f"entries are (threshold 1..13, multiplier >= 1), got {pair!r}")
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -221,12 +203,4 @@ def get_rules(preset: str | Rules = "paper", **overrides: Any) -> Rules:
     """The named preset with ``overrides`` applied; raises :class:`RulesError` naming a bad field."""
     if isinstance(preset, Rules):
         return preset.replace(**overrides) if overrides else preset
-    if preset not in PRESETS:
-        raise RulesError(f"unknown rules preset {preset!r} (presets: {', '.join(PRESETS)})")
-    known = {f.name for f in dataclasses.fields(Rules)} - {"name"}
-    for k in overrides:
-        if k not in known:
-            raise RulesError(f"rules.{k}: unknown rules field (fields: {', '.join(sorted(known))})")
-    values = {**PRESETS[preset], **{k: _normalize(k, v) for k, v in overrides.items()}}
-    return Rules(name=preset, **values)
-
+    return from_preset(Rules, PRESETS, preset, overrides, _normalize)

@@ -54,6 +54,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from climbrl.games.presets import RulesError, fail, from_preset, overrides_of  # noqa: F401  (RulesError: re-exported)
+
 AUCTIONS = ("call_score", "rob")
 BID_ROUNDS = ("once", "until_passes")
 ALL_PASS = ("end", "redeal", "forced")
@@ -61,10 +63,6 @@ REWARDS = ("score", "win_loss")
 NUM_PLAYERS = 3
 HAND_SIZE = 17
 KITTY_SIZE = 3
-
-
-class RulesError(ValueError):
-    """An invalid rule set: unknown preset, unknown field or bad value."""
 
 
 @dataclass(frozen=True)
@@ -133,23 +131,8 @@ class Rules:
         return get_rules(data.get("name", "standard"), **{k: v for k, v in data.items() if k != "name"})
 
     def replace(self, **changes: Any) -> Rules:
-        return get_rules(self.name, **{**_overrides_of(self), **changes})
+        return get_rules(self.name, **{**overrides_of(self, PRESETS), **changes})
 
-
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Rules)}
-
-
-def _overrides_of(r: Rules) -> dict[str, Any]:
-    base = PRESETS[r.name]
-    return {
-        f.name: getattr(r, f.name)
-        for f in dataclasses.fields(r)
-        if f.name != "name" and getattr(r, f.name) != base.get(f.name, _DEFAULTS[f.name])
-    }
-
-
-def _fail(field_name: str, msg: str) -> None:
-    raise RulesError(f"rules.{field_name}: {msg}")
 
 
 _BOOLS = (
@@ -165,20 +148,20 @@ def _is_int(v: Any) -> bool:
 
 def _validate(r: Rules) -> None:
     if r.landlord is not None and (not _is_int(r.landlord) or not 0 <= r.landlord < NUM_PLAYERS):
-        _fail("landlord", f"must be a seat 0..2 or null, got {r.landlord!r}")
+        fail("landlord", f"must be a seat 0..2 or null, got {r.landlord!r}")
     for name, allowed in (("auction", AUCTIONS), ("bid_rounds", BID_ROUNDS), ("all_pass", ALL_PASS),
                           ("reward", REWARDS)):
         if getattr(r, name) not in allowed:
-            _fail(name, f"must be one of {allowed}, got {getattr(r, name)!r}")
+            fail(name, f"must be one of {allowed}, got {getattr(r, name)!r}")
     for name in ("max_redeals", "base_stake"):
         v = getattr(r, name)
         if not _is_int(v) or v < (0 if name == "max_redeals" else 1):
-            _fail(name, f"must be an integer >= {0 if name == 'max_redeals' else 1}, got {v!r}")
+            fail(name, f"must be an integer >= {0 if name == 'max_redeals' else 1}, got {v!r}")
     for name in _BOOLS:
         if not isinstance(getattr(r, name), bool):
-            _fail(name, f"must be true or false, got {getattr(r, name)!r}")
+            fail(name, f"must be true or false, got {getattr(r, name)!r}")
     if r.trio_wing_adjacent and not r.solo_wings_may_trio:
-        _fail("trio_wing_adjacent", "needs solo_wings_may_trio (the wings are a trio)")
+        fail("trio_wing_adjacent", "needs solo_wings_may_trio (the wings are a trio)")
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -203,13 +186,8 @@ def get_rules(preset: str | Rules = "standard", **overrides: Any) -> Rules:
     """The named preset with ``overrides`` applied; raises :class:`RulesError` naming a bad field."""
     if isinstance(preset, Rules):
         return preset.replace(**overrides) if overrides else preset
-    if preset not in PRESETS:
-        raise RulesError(f"unknown rules preset {preset!r} (presets: {', '.join(PRESETS)})")
-    known = {f.name for f in dataclasses.fields(Rules)} - {"name"}
-    for k in overrides:
-        if k not in known:
-            raise RulesError(f"rules.{k}: unknown rules field (fields: {', '.join(sorted(known))})")
-    return Rules(name=preset, **{**PRESETS[preset], **overrides})
+    return from_preset(Rules, PRESETS, preset, overrides)
+
 
 
 OPENSPIEL_EXACT = {"bombs_beat_rocket": True, "chain_skips_quad_head": True}
