@@ -9,6 +9,7 @@ from pettingzoo.test import api_test, seed_test
 
 from climbrl.games.doudizhu import env as ddz_env
 from climbrl.games.doudizhu.moves import action_table
+from tests.random_play import env_episode_rewards
 
 
 @pytest.mark.parametrize("rules", ["standard", "openspiel", "rlcard", "online"])
@@ -78,14 +79,7 @@ def test_rewards_are_engine_returns(rules: str) -> None:
         e = ddz_env.env(rules=rules)
         e.reset(seed=seed)
         rng = np.random.default_rng(seed)
-        total = {a: 0.0 for a in e.possible_agents}
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, _ = e.last()
-            total[agent] += reward
-            if term or trunc:
-                e.step(None)
-                continue
-            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        total = env_episode_rewards(e, rng)
         state = e.unwrapped.state
         assert state.is_terminal()
         assert [total[a] for a in e.possible_agents] == state.returns()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,6 +11,7 @@ from climbrl.games.base import GameOverError, IllegalMoveError
 from climbrl.games.doudizhu.moves import action_table, parse_counts
 from climbrl.games.doudizhu.rules import RulesError, get_rules
 from climbrl.games.doudizhu.state import DdzGame, load_game
+from tests.random_play import play
 
 GAMES = [
     DdzGame("standard"), DdzGame("openspiel"), DdzGame("rlcard"), DdzGame("online"),
@@ -23,19 +22,6 @@ FULL = np.array([4] * 13 + [1, 1])
 game_st = st.sampled_from(GAMES)
 seed_st = st.integers(0, 2**32)
 
-
-def play(game, seed, choice, check=None):
-    s = game.new_game(seed=seed)
-    rng = random.Random(choice)
-    steps = 0
-    while not s.is_terminal():
-        if check:
-            check(s, rng)
-        moves = s.legal_moves()
-        s.apply(moves[rng.randrange(len(moves))])
-        steps += 1
-        assert steps <= game.max_game_length
-    return s
 
 
 @settings(max_examples=40, deadline=None)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +10,7 @@ from climbrl.cards import FULL_DECK
 from climbrl.games.base import IllegalMoveError
 from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import INVALID, classify
+from tests.random_play import play
 
 GAMES = [
     Big2Game("paper"),
@@ -24,19 +23,6 @@ GAMES = [
 game_st = st.sampled_from(GAMES)
 seed_st = st.integers(0, 2**32)
 
-
-def play(game: Big2Game, seed: int, choice_seed: int, check=None):
-    s = game.new_game(seed=seed)
-    rng = random.Random(choice_seed)
-    steps = 0
-    while not s.is_terminal():
-        if check:
-            check(s, rng)
-        moves = s.legal_moves()
-        s.apply(moves[rng.randrange(len(moves))])
-        steps += 1
-        assert steps <= game.max_game_length
-    return s
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,6 +8,7 @@ from pettingzoo.test import api_test, seed_test
 
 from climbrl.games.big2 import env as big2_env
 from climbrl.games.big2.combos import MAX_LEGAL_MOVES
+from tests.random_play import env_episode_rewards
 
 
 @pytest.mark.parametrize("rules", ["paper", "standard", "charlesworth"])
@@ -40,14 +41,7 @@ def test_rewards_are_engine_returns() -> None:
     e = big2_env.env(rules="standard")
     e.reset(seed=11)
     rng = np.random.default_rng(0)
-    total = {a: 0.0 for a in e.possible_agents}
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, _ = e.last()
-        total[agent] += reward
-        if term or trunc:
-            e.step(None)
-            continue
-        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    total = env_episode_rewards(e, rng)
     state = e.unwrapped.state
     assert state.is_terminal()
     assert [total[a] for a in e.possible_agents] == state.returns()
