@@ -4,6 +4,12 @@ An agent never sees the game state itself, only what its seat may know (the obse
 the legal moves, so no agent can peek at hidden cards. Every random choice comes from the
 ``random.Random`` passed in, which the caller seeds per game and seat: the same seeds give the
 same moves, however the games are spread over processes.
+
+A :class:`Decision` is the same for every game: the observation (the game's own type), the legal
+moves with each one's combination type and strength (:meth:`GameState.legal_features`), and the
+game, whose protocol (:mod:`climbrl.games.base`) an agent may use to read the moves. An agent
+that only plays one game says so in :attr:`Agent.games`; :func:`climbrl.agents.make_agent`
+refuses it for another game.
 """
 
 from __future__ import annotations
@@ -11,19 +17,20 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from climbrl.games.big2.state import Big2Game, Big2Observation, Big2State
+from climbrl.games.base import GameState
 
 
 class Decision(NamedTuple):
-    """One seat's turn: its observation, the legal moves (canonical order) and the game."""
+    """One seat's turn: its observation, the legal moves (the game's canonical order), each
+    move's combination type and strength, and the game."""
 
-    observation: Big2Observation
-    moves: list[int]  # card masks, 0 = pass
+    observation: Any  # the game's observation type (it has ``seat`` and ``hand``)
+    moves: list[int]  # the game's moves (Big 2: card masks, 0 = pass; Dou Dizhu: action ids)
     types: list[int]
     powers: list[int]
-    game: Big2Game
+    game: Any  # a climbrl.games.base.Game
 
     @property
     def seat(self) -> int:
@@ -34,15 +41,17 @@ class Decision(NamedTuple):
         return self.observation.hand
 
     @classmethod
-    def from_state(cls, state: Big2State) -> Decision:
-        masks, types, powers = state._legal_lists()
-        return cls(state.observation(state.current_player), masks, types, powers, state.game)
+    def from_state(cls, state: GameState) -> Decision:
+        moves, types, powers = state.legal_features()
+        return cls(state.observation(state.current_player), moves, types, powers, state.game)
 
 
 class Agent(ABC):
     """Picks a move. Subclasses implement :meth:`act`; batched agents override :meth:`act_batch`."""
 
     name: str = "agent"
+    games: tuple[str, ...] | None = None
+    """The games this agent can play (``None``: every game)."""
 
     @abstractmethod
     def act(self, decision: Decision, rng: random.Random) -> int:

@@ -1,15 +1,22 @@
-"""The protocol every game implements (Big 2 now, Dou Dizhu next).
+"""The protocol every game implements (Big 2 and Dou Dizhu).
 
 A game is a small set of pure operations over a cloneable state. Moves are plain ``int``
 values whose meaning belongs to the game (Big 2: the 52-bit mask of the cards played, 0 for a
-pass); ``format_move``/``parse_move`` turn them into text. Nothing above ``games/`` needs to
-know more than this protocol.
+pass; Dou Dizhu: an action id of its fixed table); ``format_move``/``parse_move`` turn them into
+text and ``action_id``/``move_of`` map them to a dense id range ``0..num_distinct_actions - 1``
+(identity in Dou Dizhu). Nothing above ``games/`` needs to know more than this protocol.
+
+What :class:`Game` declares follows OpenSpiel's ``GameType``/``GameInfo``: the number of
+players, the roles a seat can hold and the teams they form, the phases of a game (bidding,
+play), whether the returns of a finished game sum to zero, the number of distinct actions and
+an upper bound on the legal moves of one decision. A finished state's :meth:`GameState.result`
+names the winning seats (a team in a team game) and every seat's role.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
 class GameError(ValueError):
@@ -22,6 +29,20 @@ class IllegalMoveError(GameError):
 
 class GameOverError(IllegalMoveError):
     """An operation that needs a running game was called on a finished one."""
+
+
+class GameResult(NamedTuple):
+    """How a finished game ended.
+
+    ``winners``: the seats of the winning team (Big 2: the one seat that went out first; Dou
+    Dizhu: the landlord, or both peasants); empty when nobody won (a Dou Dizhu deal that every
+    seat passed, under rules that end it with zero returns). ``roles``: each seat's role, one of
+    the game's :attr:`Game.roles`. ``returns``: each seat's return, as :meth:`GameState.returns`.
+    """
+
+    winners: tuple[int, ...]
+    roles: tuple[str, ...]
+    returns: tuple[float, ...]
 
 
 @runtime_checkable
@@ -44,10 +65,28 @@ class GameState(Protocol):
         """Play ``move`` for the seat to act; :class:`IllegalMoveError` leaves the state as it was."""
         ...
 
+    def legal_features(self) -> tuple[list[int], list[int], list[int]]:
+        """(moves, types, powers): the legal moves, as :meth:`legal_moves`, with each one's
+        combination type and its strength within that type (the features agents may use)."""
+        ...
+
     def is_terminal(self) -> bool: ...
 
     def returns(self) -> list[float]:
         """Each seat's final reward (zeros before the end)."""
+        ...
+
+    def result(self) -> GameResult:
+        """Winners, roles and returns of the finished game (:class:`GameError` before the end)."""
+        ...
+
+    def cards_left(self) -> list[int]:
+        """How many cards each seat holds (public in both games)."""
+        ...
+
+    @property
+    def moves(self) -> list[int]:
+        """Every move made so far, in order (the public history; bids included)."""
         ...
 
     def clone(self) -> GameState: ...
@@ -67,6 +106,36 @@ class Game(Protocol):
 
     name: str
     num_players: int
+    roles: tuple[str, ...]
+    """Every role a seat can hold (Big 2: ``("player",)``; Dou Dizhu: landlord and the two
+    peasants, named by their position after the landlord)."""
+    teams: tuple[tuple[str, ...], ...]
+    """The roles grouped into teams (a free-for-all game: one team per role)."""
+    phases: tuple[str, ...]
+    """The phases of a game in order (``("play",)``, ``("bid", "play")``)."""
+
+    @property
+    def zero_sum(self) -> bool:
+        """Whether the returns of every finished game sum to zero."""
+        ...
+
+    @property
+    def num_distinct_actions(self) -> int:
+        """The size of the dense action-id range (every move any state can offer)."""
+        ...
+
+    @property
+    def max_legal_moves(self) -> int:
+        """An upper bound on the number of legal moves of one decision."""
+        ...
+
+    def action_id(self, move: int) -> int:
+        """The dense id of ``move`` (:class:`GameError` for a move that is no action)."""
+        ...
+
+    def move_of(self, action_id: int) -> int:
+        """The move with dense id ``action_id`` (the inverse of :meth:`action_id`)."""
+        ...
 
     def new_game(self, seed: int | None = None) -> GameState:
         """A fresh game dealt deterministically from ``seed``."""

@@ -24,7 +24,7 @@ from climbrl.cards import (
     format_cards,
     parse_mask,
 )
-from climbrl.games.base import GameError, GameOverError, IllegalMoveError
+from climbrl.games.base import GameError, GameOverError, GameResult, IllegalMoveError
 from climbrl.games.big2 import combos
 from climbrl.games.big2.rules import HAND_SIZE, NUM_PLAYERS, Rules, get_rules
 
@@ -134,6 +134,10 @@ class Big2State:
         The returned list is shared with the state's cache: do not modify it.
         """
         return self._legal_lists()[0]
+
+    def legal_features(self) -> tuple[list[int], list[int], list[int]]:
+        """(masks, types, powers) of the legal moves (shared with the cache: do not modify)."""
+        return self._legal_lists()
 
     def legal_move_details(self) -> list[tuple[int, int, int]]:
         """(mask, type, power) of each legal move, in the order of :meth:`legal_moves`."""
@@ -258,6 +262,12 @@ class Big2State:
         left = self.cards_left()
         return [w] + sorted(others, key=lambda s: left[s])  # stable: turn order breaks ties
 
+    def result(self) -> GameResult:
+        """The seat that went out first wins; every seat plays for itself."""
+        if self.winner < 0:
+            raise GameError("the game is not over: no result yet")
+        return GameResult((self.winner,), ("player",) * NUM_PLAYERS, tuple(self.returns()))
+
     def returns(self) -> list[float]:
         if self.winner < 0:
             return [0.0] * NUM_PLAYERS
@@ -353,6 +363,9 @@ class Big2Game:
     """Big 2 under one rule set: deals games and reads them back from JSON."""
 
     name = "big2"
+    roles = ("player",)
+    teams = (("player",),)
+    phases = ("play",)
     num_players = NUM_PLAYERS
 
     def __init__(self, rules: Rules | str = "paper", **overrides: Any) -> None:
@@ -396,6 +409,14 @@ class Big2Game:
     @property
     def returns_sum(self) -> float:
         return self.rules.returns_sum
+
+    @property
+    def zero_sum(self) -> bool:
+        return self.rules.returns_sum == 0
+
+    @property
+    def max_legal_moves(self) -> int:
+        return combos.MAX_LEGAL_MOVES
 
     def format_move(self, move: int) -> str:
         return format_cards(move) if move else "pass"

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from climbrl.games.base import GameError, GameOverError, IllegalMoveError
+from climbrl.games.base import GameError, GameOverError, GameResult, IllegalMoveError
 from climbrl.games.doudizhu import combos
 from climbrl.games.doudizhu.bidding import Auction
 from climbrl.games.doudizhu.moves import (
@@ -30,6 +30,7 @@ from climbrl.games.doudizhu.moves import (
 from climbrl.games.doudizhu.rules import HAND_SIZE, KITTY_SIZE, NUM_PLAYERS, Rules, get_rules
 
 BID, PLAY, OVER = 0, 1, 2
+ROLES = ("landlord", "peasant_down", "peasant_up")
 _play_and_generate = combos.play_and_generate
 PHASES = ("bid", "play", "over")
 _TLS = threading.local()
@@ -184,6 +185,13 @@ class DdzState:
             self._legal = legal
         return legal
 
+    def legal_features(self) -> tuple[list[int], list[int], list[int]]:
+        """(action ids, types, main ranks) of the legal moves: a bid's type is 0 (as a pass) and
+        its "main rank" is the bid itself (1..3 call score, 4 call, 5 rob)."""
+        legal = self.legal_moves()
+        game = self.game
+        return legal, [game.types[m] for m in legal], [game.powers[m] for m in legal]
+
     def apply(self, move: int, seat: int | None = None) -> None:
         """Make ``move`` (an action id) for the seat to act; illegal moves raise, changing nothing."""
         legal = self._legal
@@ -287,6 +295,33 @@ class DdzState:
                                               buf)].tolist()
 
     # --- results ------------------------------------------------------------------------------
+    @property
+    def moves(self) -> list[int]:
+        """Every action so far (auction and play, across redeals), in order."""
+        return self.actions
+
+    def cards_left(self) -> list[int]:
+        return list(self.left)
+
+    def roles(self) -> tuple[str, ...]:
+        """Each seat's role: ``landlord``, ``peasant_down`` (acts right after the landlord) and
+        ``peasant_up`` (right before it); ``none`` for every seat before there is a landlord."""
+        if self.landlord < 0:
+            return ("none",) * NUM_PLAYERS
+        return tuple(ROLES[(s - self.landlord) % NUM_PLAYERS] for s in range(NUM_PLAYERS))
+
+    def result(self) -> GameResult:
+        """The landlord alone or both peasants win; nobody when the deal ended without a landlord."""
+        if self.phase != OVER:
+            raise GameError("the game is not over: no result yet")
+        if self.winner < 0:
+            winners: tuple[int, ...] = ()
+        elif self.winner == self.landlord:
+            winners = (self.landlord,)
+        else:
+            winners = tuple(s for s in range(NUM_PLAYERS) if s != self.landlord)
+        return GameResult(winners, self.roles(), tuple(self.returns()))
+
     def spring(self) -> bool:
         """Spring (the peasants never played) or anti-spring (the landlord played only once)."""
         if self.winner < 0:
@@ -394,6 +429,7 @@ class DdzGame:
 
     name = "doudizhu"
     num_players = NUM_PLAYERS
+    teams = (("landlord",), ("peasant_down", "peasant_up"))
 
     def __init__(self, rules: Rules | str = "standard", **overrides: Any) -> None:
         self.rules = get_rules(rules, **overrides)
@@ -401,6 +437,8 @@ class DdzGame:
         self.packed = combos.packed_table(self.rules)
         self.allowed = self.packed[self.packed[combos.H_ALLOWED]:][: self.table.n_ids]
         self.types = self.table.type.tolist()
+        self.powers = self.table.main.tolist()
+        self.powers[1:FIRST_PLAY] = list(range(1, FIRST_PLAY))
         self.ncards = self.table.ncards.tolist()
 
     def __repr__(self) -> str:
@@ -413,6 +451,30 @@ class DdzGame:
     @property
     def num_actions(self) -> int:
         return self.table.num_actions(self.rules)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return ROLES if self.rules.landlord is not None else ("none", *ROLES)
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return ("play",) if self.rules.landlord is not None else ("bid", "play")
+
+    @property
+    def num_distinct_actions(self) -> int:
+        return self.num_actions
+
+    @property
+    def max_legal_moves(self) -> int:
+        return combos.MAX_LEGAL_MOVES
+
+    def action_id(self, move: int) -> int:
+        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or not 0 <= move < self.num_actions:
+            raise GameError(f"{move!r} is no action of {self.rules.name} Dou Dizhu (ids 0..{self.num_actions - 1})")
+        return int(move)
+
+    def move_of(self, action_id: int) -> int:
+        return self.action_id(action_id)
 
     def new_game(self, seed: int | None = None, hands: list[Any] | None = None, kitty: Any = None,
                  first_bidder: int = 0) -> DdzState:

@@ -1,4 +1,4 @@
-"""The shared state and move encodings of every learner (compiled with numba).
+"""Big 2's encoder: the state and move vectors of every Big 2 learner (compiled with numba).
 
 State vector (``STATE_DIM`` = 558, float32); seats are relative to the acting seat: 0 itself,
 1 the next to act after it, 2 across, 3 the one before it.
@@ -41,6 +41,7 @@ Move vector (``MOVE_DIM`` = 72, float32):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -194,3 +195,45 @@ def encode_decisions(decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndar
         powers = np.fromiter((x for d in decisions for x in d.powers), dtype=np.int64, count=len(seg))
         encode_moves(ints[:, 0].copy(), seg, masks, types, powers, t, moves)
     return states, moves, offsets
+
+
+LEAD_BONUS = 0.05
+BEATEN_PENALTY = 0.02
+
+
+class Big2Encoder:
+    """Big 2's encoder (version 1 is the study's encoding above; its name and version are what
+    checkpoints written before encoders were recorded were trained with).
+
+    Rewards: ``shaping`` gives +0.05 at a decision where the seat leads after winning a trick and
+    -0.02 at a decision where its last play in the current trick has been beaten; the card-count
+    score is the cards left of every loser collected by the winner (a loser: minus its own), / 13.
+    """
+
+    game = "big2"
+    name = "big2"
+    version = 1
+    state_dim = STATE_DIM
+    move_dim = MOVE_DIM
+
+    def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return encode_decisions(decisions)
+
+    def shaping(self, decision: Decision) -> float:
+        obs = decision.observation
+        r = 0.0
+        if obs.leading and len(obs.history) > 0:  # it won the last trick
+            r += LEAD_BONUS
+        own = [i for i, (s, m) in enumerate(obs.trick) if s == obs.seat and m]
+        if own and any(m and s != obs.seat for s, m in obs.trick[own[-1] + 1:]):
+            r -= BEATEN_PENALTY
+        return r
+
+    def card_score(self, state: Any, seat: int) -> float:
+        left = state.cards_left()
+        return (sum(left) if state.winner == seat else -left[seat]) / 13.0
+
+    def describe(self) -> dict[str, Any]:
+        from climbrl.encoders.base import describe
+
+        return describe(self)

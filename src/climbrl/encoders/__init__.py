@@ -1,0 +1,5 @@
+"""Per-game encoders: what a learner sees of a decision (state and move feature vectors)."""
+
+from climbrl.encoders.base import Encoder, EncoderError, make_encoder
+
+__all__ = ["Encoder", "EncoderError", "make_encoder"]
