@@ -13,9 +13,10 @@ import random
 import time
 from pathlib import Path
 
-from climbrl.agents import Decision, make_agent
+from climbrl.agents import Decision
 from climbrl.evaluate.match import run_match
 from climbrl.games.big2 import Big2Game
+from climbrl.learn.specs import make_agent
 
 
 def agent_only_games_per_s(name: str, rules: str, games: int) -> float:

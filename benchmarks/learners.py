@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from climbrl.config import ALGOS, train_config
-from climbrl.learn.train import train
+from climbrl.training import train
 
 
 def main() -> None:

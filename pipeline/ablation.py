@@ -80,7 +80,7 @@ def _stale(cfg: TrainConfig, out: Path) -> str | None:
 
 
 def _train_one(args: tuple[TrainConfig, str]) -> dict[str, Any]:
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     cfg, out = args
     why = _stale(cfg, Path(out))

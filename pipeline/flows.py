@@ -140,7 +140,7 @@ def train_many_flow(configs: list[dict[str, Any]], out_root: str, task_runner: s
     """Train several configurations concurrently on a task runner (used by the Dask test and by
     sweeps): each item is a dict of train fields with ``algo``."""
     from climbrl.config import train_config
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     @task(name="train-config", retries=1)
     def one(i: int, values: dict[str, Any]) -> dict[str, Any]:

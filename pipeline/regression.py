@@ -39,7 +39,7 @@ def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[st
     import shutil
 
     from climbrl.config import train_config
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     values = dict(spec["train"])
     cfg = train_config(values.pop("algo"), eval_every=0, **values)

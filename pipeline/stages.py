@@ -70,7 +70,7 @@ def write_curve(history: list[dict[str, Any]], path: Path) -> None:
 
 def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True) -> dict[str, Any]:
     """Train one learner (resuming a killed run), write its curve, log it to MLflow."""
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     if algo not in params.train:
         raise ValueError(f"train.{algo}: not configured in params.yaml")

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from climbrl.agents import Decision, make_agent
+from climbrl.agents import Decision
 from climbrl.agents.hand_structure import hand_structure, rank_action
 from climbrl.cards import format_cards, parse_mask
 from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import classify, legal_plays
+from climbrl.learn.specs import make_agent
 
 BASELINES = ["random", "greedy", "heuristic", "aggressive", "conservative"]
 GAMES = [Big2Game("paper"), Big2Game("standard"), Big2Game("charlesworth"),

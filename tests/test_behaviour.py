@@ -8,11 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from climbrl.agents import Decision, make_agent
+from climbrl.agents import Decision
 from climbrl.evaluate.behaviour import SITUATIONS, Behaviour, behaviour_markdown, move_probabilities, record_behaviour
 from climbrl.games.big2 import Big2Game
 from climbrl.learn.network import ActionInNet
 from climbrl.learn.policy import PolicyAgent
+from climbrl.learn.specs import make_agent
 
 
 def _agent_turns(agent: str, opponents: list[str], games: int, seed: int) -> list[tuple[Decision, int]]:
@@ -133,7 +134,7 @@ def test_markdown_has_every_table(tmp_path) -> None:
 
 def test_only_a_policy_networks_scores_are_read_as_probabilities(tmp_path) -> None:
     from climbrl.config import train_config
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     decisions = _decisions(20, seed=3)
     for algo, softmax in (("ppo", True), ("mcq", False)):

@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from climbrl.agents import Decision, make_agent
+from climbrl.agents import Decision
 from climbrl.agents.external.charlesworth import (
     N_ACTIONS,
     PASS_ACTION,
@@ -25,6 +25,7 @@ from climbrl.agents.external.charlesworth import (
 )
 from climbrl.agents.external.safe_pickle import ArrayOnlyUnpickler, UnsafePickleError, load_arrays
 from climbrl.games.big2 import Big2Game
+from climbrl.learn.specs import make_agent
 from climbrl.paths import charlesworth_dir
 from tests.reference import (
     cw_mask,

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from climbrl.agents import make_agent
 from climbrl.config import train_config
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.network import ActionInNet
 from climbrl.learn.registry import make_learner
-from climbrl.learn.train import train
+from climbrl.learn.specs import make_agent
+from climbrl.training import train
 from tests.reference import public_agent_weights
 
 REPO = Path(__file__).resolve().parents[1]

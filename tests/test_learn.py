@@ -8,18 +8,19 @@ import numpy as np
 import pytest
 import torch
 
-from climbrl.agents import Decision, make_agent
+from climbrl.agents import Decision
 from climbrl.config import ConfigError, train_config
+from climbrl.encoders.big2 import MOVE_DIM, STATE_DIM, encode_decisions
 from climbrl.games.big2 import Big2Game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.curriculum import Curriculum
-from climbrl.learn.encoding import MOVE_DIM, STATE_DIM, encode_decisions
 from climbrl.learn.network import ActionInNet, segment_log_softmax, segment_sum
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.registry import make_learner
 from climbrl.learn.replay import PrioritizedReplayBuffer, ReplayBuffer
 from climbrl.learn.rollout import Rollout
-from climbrl.learn.train import train
+from climbrl.learn.specs import make_agent
+from climbrl.training import train
 
 
 def small(algo: str, **kw):

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from climbrl.agents import make_agent
 from climbrl.cli import main
 from climbrl.evaluate.match import deal_seeds, deal_wins, play_games, run_match, seat_seed
 from climbrl.evaluate.stats import wilson_interval
 from climbrl.games.big2 import Big2Game
+from climbrl.learn.specs import make_agent
 
 
 def test_same_numbers_for_any_worker_count() -> None:

@@ -163,7 +163,7 @@ def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None
 
 def test_training_stage_resumes_a_killed_run(study_dir) -> None:
     p = load_params("params.yaml")
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     cfg = p.train["ppo"]
     import dataclasses
@@ -299,7 +299,7 @@ def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
 def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
     from climbrl.config import train_config
     from climbrl.evaluate.tournament import run_tournament
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), tmp_path, progress=False)
     res = run_tournament([f"mine=checkpoint:{tmp_path / 'policy.pt'}", "random", "greedy", "heuristic", "aggressive"],
@@ -388,7 +388,7 @@ def test_participant_labels_are_plain_names() -> None:
 def test_an_unlabelled_checkpoint_whose_path_holds_an_equals_sign_plays(tmp_path) -> None:
     from climbrl.config import train_config
     from climbrl.evaluate.tournament import run_tournament
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     out = tmp_path / "ent_coef=0.1"
     train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), out, progress=False)

@@ -39,8 +39,8 @@ def registry(store, tmp_path, request):
 
 def _scores(net: torch.nn.Module) -> torch.Tensor:
     from climbrl.agents.base import Decision
+    from climbrl.encoders.big2 import encode_decisions
     from climbrl.games.big2 import Big2Game
-    from climbrl.learn.encoding import encode_decisions
 
     game = Big2Game("paper")
     decisions = [Decision.from_state(game.new_game(seed=s)) for s in range(5)]

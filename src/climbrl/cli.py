@@ -209,7 +209,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_train(args: argparse.Namespace) -> None:
     from climbrl.config import train_config
-    from climbrl.learn.train import train
+    from climbrl.training import train
 
     cfg = train_config(args.algo, **_overrides(args))  # validated before any work
     out = args.out or f"runs/{cfg.algo}-seed{cfg.seed}"

@@ -3,7 +3,8 @@
 Every field is checked before any work starts; a bad value raises :class:`ConfigError` naming
 the field. Defaults are the study's setup (100 epochs x 200 self-play games, evaluation every
 5 epochs with 400 games against three copies of each of random, greedy and heuristic) and each
-learner's usual hyperparameters; :func:`train_config` fills the learner-specific defaults.
+learner's usual hyperparameters; :func:`train_config` fills the learner-specific and
+game-specific defaults (:data:`GAME_DEFAULTS`: Dou Dizhu has no Big 2 rule agents to meet).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from climbrl.games.big2.rules import PRESETS
+from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
 ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn")
 CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool")
@@ -27,8 +28,10 @@ class ConfigError(ValueError):
 class TrainConfig:
     algo: str = "ppo"
     """Learner: ppo, mcq, sarsa, qlearning or dqn."""
-    rules: str = "paper"
-    """Rules preset."""
+    game: str = "big2"
+    """The game: big2 or doudizhu."""
+    rules: str = ""
+    """The game's rules preset ("" is the game's default: Big 2 ``paper``, Dou Dizhu ``standard``)."""
     seed: int = 0
     """Seed of every random choice (deals, play, initialization, minibatches)."""
     epochs: int = 100
@@ -36,7 +39,7 @@ class TrainConfig:
     eval_every: int = 5
     """Evaluate every this many epochs (0: never)."""
     eval_games: int = 400
-    """Games per evaluation match (a multiple of 4)."""
+    """Games per evaluation match (a multiple of the number of players)."""
     eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
     eval_seed: int = 12345
     """Seed of the evaluation deals (fixed across the run, different from training deals)."""
@@ -97,7 +100,18 @@ class TrainConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.game in DEFAULT_PRESETS and self.rules == "":
+            object.__setattr__(self, "rules", DEFAULT_PRESETS[self.game])
         _validate(self)
+
+    @property
+    def game_name(self) -> str:
+        """``game:rules``, the name :func:`climbrl.games.registry.make_game` takes."""
+        return f"{self.game}:{self.rules}"
+
+    @property
+    def num_players(self) -> int:
+        return num_players(self.game)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -117,6 +131,14 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "big2": {},
+    "doudizhu": {"eval_opponents": ("random", "greedy"), "fixed_opponents": ("random", "greedy"),
+                 "pool_rule_agents": ("random", "greedy"), "eval_games": 300},
+}
+"""Per-game defaults (the rule agents that play the game; a multiple of 3 games)."""
+
+
 def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
 
@@ -124,8 +146,10 @@ def _fail(name: str, msg: str) -> None:
 def _validate(c: TrainConfig) -> None:
     if c.algo not in ALGOS:
         _fail("algo", f"unknown learner {c.algo!r} (learners: {', '.join(ALGOS)})")
-    if c.rules not in PRESETS:
-        _fail("rules", f"unknown rules preset {c.rules!r}")
+    if c.game not in DEFAULT_PRESETS:
+        _fail("game", f"unknown game {c.game!r} (games: {', '.join(DEFAULT_PRESETS)})")
+    if c.rules not in game_presets(c.game):
+        _fail("rules", f"unknown {c.game} rules preset {c.rules!r} (presets: {', '.join(game_presets(c.game))})")
     if c.curriculum not in CURRICULA:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
     if c.target_sync_unit not in SYNC_UNITS:
@@ -138,8 +162,9 @@ def _validate(c: TrainConfig) -> None:
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             _fail(name, f"must be an integer >= {low}, got {v!r}")
-    if c.eval_games % 4:
-        _fail("eval_games", f"must be a multiple of 4 (every deal from every seat), got {c.eval_games}")
+    n = num_players(c.game)
+    if c.eval_games % n:
+        _fail("eval_games", f"must be a multiple of {n} (every deal from every seat), got {c.eval_games}")
     positive = ("lr", "max_grad_norm", "clip")
     unit = ("gamma", "epsilon", "epsilon_start", "epsilon_end", "gae_lambda", "tau",
             "priority_alpha", "priority_beta")
@@ -177,7 +202,7 @@ def train_config(algo: str = "ppo", **overrides: Any) -> TrainConfig:
     for k in overrides:
         if k not in known:
             _fail(k, "unknown field")
-    values = {**ALGO_DEFAULTS[algo], **overrides}
+    values = {**GAME_DEFAULTS.get(overrides.get("game", "big2"), {}), **ALGO_DEFAULTS[algo], **overrides}
     for k in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
         if isinstance(values.get(k), list):
             values[k] = tuple(values[k])

@@ -13,9 +13,9 @@ from typing import Any
 import yaml
 
 from climbrl.config import ALGOS, CURRICULA, ConfigError, TrainConfig, train_config
-from climbrl.games.big2.rules import PRESETS
+from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
-SECTIONS = ("rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
+SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
             "tracking", "ablation", "behaviour")
 
 
@@ -115,6 +115,7 @@ class Params:
     ablation: AblationParams
     behaviour: BehaviourParams
     raw: dict[str, Any] = field(repr=False)
+    game: str = "big2"
 
     def learners(self) -> list[str]:
         return list(self.train)
@@ -133,9 +134,14 @@ def parse_params(raw: dict[str, Any]) -> Params:
     for key in raw:
         if key not in SECTIONS:
             raise ParamsError(f"{key}: unknown section (sections: {', '.join(SECTIONS)})")
-    rules = raw.get("rules", "paper")
-    if rules not in PRESETS:
-        raise ParamsError(f"rules: unknown rules preset {rules!r} (presets: {', '.join(PRESETS)})")
+    game = raw.get("game", "big2")
+    if game not in DEFAULT_PRESETS:
+        raise ParamsError(f"game: unknown game {game!r} (games: {', '.join(DEFAULT_PRESETS)})")
+    presets = game_presets(game)
+    rules = raw.get("rules", DEFAULT_PRESETS[game])
+    if rules not in presets:
+        raise ParamsError(f"rules: unknown {game} rules preset {rules!r} (presets: {', '.join(presets)})")
+    n_players = num_players(game)
     s = _section(raw, "seeds")
     s = {"validation_deals": 250, "validation_seed": 20261, **s}
     seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"),
@@ -156,7 +162,7 @@ def parse_params(raw: dict[str, Any]) -> Params:
         if not isinstance(values, dict):
             raise ParamsError(f"train.{algo}: must be a mapping")
         try:
-            train[algo] = train_config(algo, rules=rules, **{**common, **(values or {})})
+            train[algo] = train_config(algo, game=game, rules=rules, **{**common, **(values or {})})
         except ConfigError as e:
             key = str(e).split(":", 1)
             field_name = key[0].removeprefix("train.")
@@ -166,12 +172,12 @@ def parse_params(raw: dict[str, Any]) -> Params:
     opponents = e.get("opponents", ["random", "greedy", "heuristic"])
     if not isinstance(opponents, list) or not opponents:
         raise ParamsError("evaluate.opponents: must be a non-empty list of agents")
-    _agent_list({"rule_agents": [], **_section(raw, "tournament")}, "rule_agents", "tournament")
+    _agent_list({"rule_agents": [], **_section(raw, "tournament")}, "rule_agents", "tournament", game)
     evaluate = EvaluateParams(_int(e, "games", "evaluate", 4),
-                              _agent_list({"opponents": opponents}, "opponents", "evaluate"),
+                              _agent_list({"opponents": opponents}, "opponents", "evaluate", game),
                               _int(e, "workers", "evaluate", 1), _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
-    if evaluate.games % 4:
-        raise ParamsError(f"evaluate.games: must be a multiple of 4, got {evaluate.games}")
+    if evaluate.games % n_players:
+        raise ParamsError(f"evaluate.games: must be a multiple of {n_players}, got {evaluate.games}")
     if evaluate.repeats > 1 and 1 <= seeds.validation_seed <= evaluate.repeats:
         raise ParamsError(f"seeds.validation_seed: {seeds.validation_seed} is the seed of a deep-evaluation deal "
                           f"set (1..evaluate.repeats = {evaluate.repeats}); pick another")
@@ -190,20 +196,21 @@ def parse_params(raw: dict[str, Any]) -> Params:
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
-                  _behaviour(_section(raw, "behaviour")), raw)
+                  _behaviour(_section(raw, "behaviour")), raw, game)
 
 
-def _agent_list(b: dict, key: str, section: str = "behaviour") -> tuple[str, ...]:
-    """The agents named at ``section.key``, each built once here: an unknown name, or the public
-    agent without its weights (outside data), fails when the params load, before any training."""
-    from climbrl.agents.registry import make_agent
+def _agent_list(b: dict, key: str, section: str = "behaviour", game: str = "big2") -> tuple[str, ...]:
+    """The agents named at ``section.key``, each built once here for ``game``: an unknown name, an
+    agent of another game, or the public agent without its weights (outside data), fails when the
+    params load, before any training."""
+    from climbrl.learn.specs import make_agent
 
     v = b[key]
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ParamsError(f"{section}.{key}: must be a list of agent names, got {v!r}")
     for spec in v:
         try:
-            make_agent(spec)
+            make_agent(spec, game)
         except ValueError as e:
             raise ParamsError(f"{section}.{key}: {e}") from None
     return tuple(v)

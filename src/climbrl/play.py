@@ -12,11 +12,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from climbrl.agents import Agent, Decision, make_agent
+from climbrl.agents import Agent, Decision
 from climbrl.cards import CardError, format_cards, parse_mask
 from climbrl.evaluate.match import seat_seed
 from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import TYPE_NAMES
+from climbrl.learn.specs import make_agent
 
 
 class QuitGame(Exception):

@@ -64,7 +64,7 @@ def run_study(tp: TuneParams, rules: str = "paper", algo: str | None = None, tri
         import mlflow
 
     def objective(trial: Any) -> float:
-        from climbrl.learn.train import train
+        from climbrl.training import train
 
         values = suggest(trial, algo)
         cfg = train_config(algo, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,

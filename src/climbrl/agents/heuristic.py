@@ -48,6 +48,7 @@ def _arrays(d: Decision) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 class HeuristicAgent(Agent):
     name = "heuristic"
+    games = ("big2",)
 
     def act(self, decision: Decision, rng: random.Random) -> int:
         if len(decision.moves) == 1:
@@ -57,6 +58,7 @@ class HeuristicAgent(Agent):
 
 
 class RuleAgent(Agent):
+    games = ("big2",)
     """Opponent-pool rule agents with fixed styles.
 
     ``aggressive``: leads its biggest sensible combination (the most cards; among those the

@@ -17,7 +17,8 @@ against three copies of each opponent) and records every decision of the agent's
   the move they choose.
 
 The numbers are sums over decisions, merged in deal order, so they are the same for any number of
-workers.
+workers. This window reads Big 2's moves (its 2s, its five-card hands); Dou Dizhu's (bids by hand
+strength, bombs, peasants' cooperation) is part of its study, and other games are refused.
 """
 
 from __future__ import annotations
@@ -53,9 +54,7 @@ def move_probabilities(agent: Agent, decisions: Sequence[Decision], picks: Seque
     if isinstance(agent, PolicyAgent) and agent.scores_are_logits:
         import torch
 
-        from climbrl.learn.encoding import encode_decisions
-
-        states, moves, offsets = encode_decisions(decisions)
+        states, moves, offsets = agent.encoder.encode(decisions)
         seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), np.diff(offsets)))
         with torch.no_grad():
             scores = agent.net(torch.from_numpy(states), torch.from_numpy(moves), seg).numpy().astype(np.float64)
@@ -233,12 +232,13 @@ class Behaviour:
 
 
 def _record_chunk(args: tuple) -> Behaviour:
-    from climbrl.evaluate.match import duplicate_seatings, play_games
+    from climbrl.agents.runner import play_games
+    from climbrl.evaluate.match import duplicate_seatings
 
-    agent_spec, opponent_specs, rules, seed, first_deal, seeds = args
-    game = Big2Game(rules)
+    agent_spec, opponent_specs, name, seed, first_deal, seeds = args
+    game = Big2Game(name.partition(":")[2])
     agent, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponent_specs, seed, first_deal,
-                                                                    seeds)
+                                                                    seeds, name, NUM_SEATS)
     stats = Behaviour()
 
     def on_step(who: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
@@ -255,11 +255,13 @@ def _record_chunk(args: tuple) -> Behaviour:
 
 
 def record_behaviour(agent: str, opponents: Sequence[str], rules: str = "paper", games: int = 400, seed: int = 0,
-                     workers: int = 1, seeds: Sequence[int] | None = None) -> dict[str, Any]:
+                     workers: int = 1, seeds: Sequence[int] | None = None, game: str = "big2") -> dict[str, Any]:
     """Play ``games`` evaluation games of ``agent`` against each opponent in ``opponents`` (three
-    copies each) and summarize its decisions over all of them."""
+    copies each) and summarize its decisions over all of them (Big 2 only: see the module)."""
     from climbrl.evaluate.match import map_tasks, match_tasks
 
+    if game.partition(":")[0] != "big2":
+        raise ValueError(f"the interpretability window reads Big 2 games; {game} has none yet")
     tasks = match_tasks(agent, [(opp,) * 3 for opp in opponents], rules, games, seed, seeds)
     parts = map_tasks(_record_chunk, tasks, workers)
     total = Behaviour()

@@ -76,6 +76,9 @@ def bootstrap_ratings(rankings: Sequence[Sequence[int]], deals: Sequence[int], n
                       seed: int = 0, level: float = 0.95, prior_games: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) percentile intervals of the Elo-like ratings: deals, then games within a deal, resampled.
 
+    A game is one ranking, or a tuple of rankings (a team game's two-player rankings across its
+    tied places), which are resampled together.
+
     ``deals[i]`` is the deal that game ``i`` was played on. ``resamples`` refits with a generator
     seeded by ``seed``; the games are sorted first, so the result depends only on which games were
     played, not on the order they are listed in.
@@ -86,22 +89,29 @@ def bootstrap_ratings(rankings: Sequence[Sequence[int]], deals: Sequence[int], n
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    by_deal: dict[int, list[tuple[int, ...]]] = {}
+    by_deal: dict[int, list[tuple[tuple[int, ...], ...]]] = {}
     for r, d in zip(rankings, deals, strict=True):
-        by_deal.setdefault(int(d), []).append(tuple(int(p) for p in r))
+        by_deal.setdefault(int(d), []).append(_game(r))
     groups = [sorted(by_deal[d]) for d in sorted(by_deal)]
-    start = plackett_luce([g for games in groups for g in games], n, prior_games)
+    start = plackett_luce([x for games in groups for g in games for x in g], n, prior_games)
     rng = np.random.default_rng(seed)
     samples = np.empty((resamples, n))
     for b in range(resamples):
         data: list[tuple[int, ...]] = []
         for g in rng.integers(len(groups), size=len(groups)):
             games = groups[g]
-            data += [games[i] for i in rng.integers(len(games), size=len(games))]
+            data += [x for i in rng.integers(len(games), size=len(games)) for x in games[i]]
         samples[b] = elo(plackett_luce(data, n, prior_games, start=start))
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
     return low, high
+
+
+def _game(r: Sequence[int] | Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
+    """A game as a tuple of rankings (a plain ranking is a game of one)."""
+    if len(r) and isinstance(r[0], (tuple, list)):
+        return tuple(tuple(int(p) for p in x) for x in r)  # type: ignore[union-attr]
+    return (tuple(int(p) for p in r),)  # type: ignore[arg-type]
 
 
 __all__ = ["plackett_luce", "elo", "bootstrap_ratings", "ELO_BASE", "ELO_SCALE"]

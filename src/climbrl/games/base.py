@@ -137,6 +137,10 @@ class Game(Protocol):
         """The move with dense id ``action_id`` (the inverse of :meth:`action_id`)."""
         ...
 
+    def move_size(self, move: int) -> int:
+        """The number of cards ``move`` plays (0 for a pass or an auction action)."""
+        ...
+
     def new_game(self, seed: int | None = None) -> GameState:
         """A fresh game dealt deterministically from ``seed``."""
         ...

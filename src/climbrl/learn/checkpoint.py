@@ -2,7 +2,9 @@
 
 A checkpoint holds the learner (network, optimizer, target network, counters), the
 curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
-the config it was trained with. Missing, corrupt or mismatched files raise
+the config it was trained with, and the game and encoder (``encoder``: name, version, sizes) its
+network reads; a checkpoint without them was written before the second game and is Big 2's (its
+only encoder then, :data:`climbrl.encoders.base.LEGACY`). Missing, corrupt or mismatched files raise
 :class:`CheckpointError` with the path and the reason. :func:`resume_conflicts` is the one rule
 (``climbrl train --resume`` and the ablation runner) for which runs may continue a checkpoint.
 """
@@ -17,6 +19,8 @@ from typing import Any
 import torch
 
 from climbrl.config import TrainConfig
+from climbrl.encoders import Encoder, EncoderError, make_encoder
+from climbrl.encoders.base import LEGACY, check_fits, describe
 from climbrl.learn.network import ActionInNet
 
 FORMAT = "climbrl-checkpoint"
@@ -89,21 +93,37 @@ def load(path: str | Path) -> dict[str, Any]:
     return obj
 
 
-def network_payload(net: ActionInNet, algo: str, epoch: int) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "algo": algo, "epoch": epoch,
+def network_payload(net: ActionInNet, algo: str, epoch: int, encoder: Encoder) -> dict[str, Any]:
+    return {"format": FORMAT, "version": VERSION, "algo": algo, "epoch": epoch, "encoder": describe(encoder),
             "net_config": net.config(), "net": net.state_dict()}
 
 
-def load_network(path: str | Path) -> tuple[ActionInNet, dict[str, Any]]:
-    """The policy network stored in a checkpoint (full or network-only)."""
+def recorded_encoder(obj: dict[str, Any]) -> dict[str, Any]:
+    """The encoder a checkpoint records (:data:`LEGACY`, Big 2's, when it predates the record)."""
+    enc = obj.get("encoder")
+    return dict(enc) if isinstance(enc, dict) else dict(LEGACY)
+
+
+def load_network(path: str | Path, game: str | None = None) -> tuple[ActionInNet, dict[str, Any], Encoder]:
+    """The policy network stored in a checkpoint (full or network-only), its metadata and its
+    encoder. With ``game``, a checkpoint trained for another game is a :class:`CheckpointError`."""
     obj = load(path)
     state = obj.get("net") if "net" in obj else obj.get("learner", {}).get("net")
     cfg = obj.get("net_config")
     if state is None or not isinstance(cfg, dict):
         raise CheckpointError(f"{path}: no network in this checkpoint")
+    rec = recorded_encoder(obj)
+    if game is not None and rec.get("game") != game.partition(":")[0]:
+        raise CheckpointError(f"{path} was trained for {rec.get('game')}, not {game.partition(':')[0]}")
+    try:
+        encoder = make_encoder(str(rec.get("game")))
+        check_fits(rec, encoder, str(path))
+    except EncoderError as e:
+        raise CheckpointError(str(e)) from None
+    cfg = {"state_dim": encoder.state_dim, "move_dim": encoder.move_dim, **cfg}
     net = ActionInNet(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
     try:
         net.load_state_dict(state)
     except RuntimeError as e:
         raise CheckpointError(f"{path}: network does not match its config: {e}") from None
-    return net, {k: v for k, v in obj.items() if k not in ("net", "learner")}
+    return net, {k: v for k, v in obj.items() if k not in ("net", "learner")}, encoder

@@ -1,10 +1,10 @@
 """Who the learner plays against.
 
 ``self_play``
-    current-policy self-play: all four seats are the learner (the study's default); every
+    current-policy self-play: every seat is the learner (the study's default); every
     seat's decisions are training data.
 ``checkpoint_self_play``
-    one learner seat per game (rotating), the other three frozen snapshots of the learner
+    one learner seat per game (rotating), the others frozen snapshots of the learner
     sampled per game (a snapshot every ``snapshot_every`` games; the newest ``pool_size`` kept).
 ``fixed_opponents``
     one learner seat per game (rotating), the others sampled per game from ``fixed_opponents``.
@@ -25,29 +25,33 @@ from typing import Any
 
 import numpy as np
 
-from climbrl.agents import Agent, make_agent
+from climbrl.agents import Agent
 from climbrl.config import TrainConfig
 from climbrl.learn.checkpoint import CheckpointError
 from climbrl.learn.learner import Learner
 from climbrl.learn.network import ActionInNet
 from climbrl.learn.policy import POLICY_LEARNERS, PolicyAgent
+from climbrl.learn.specs import make_agent
 
 
 class Curriculum:
-    def __init__(self, cfg: TrainConfig, learner: Learner) -> None:
+    def __init__(self, cfg: TrainConfig, learner: Learner, num_players: int = 4) -> None:
         self.cfg = cfg
         self.kind = cfg.curriculum
+        self.num_players = num_players
+        self.encoder = learner.encoder
         self.snapshots: list[PolicyAgent] = []
         self.games_seen = 0
         self.next_snapshot = 0
-        self.rule_agents = [make_agent(a) for a in cfg.pool_rule_agents]
-        self.fixed = [make_agent(a) for a in cfg.fixed_opponents]
+        game = cfg.game_name
+        self.rule_agents = [make_agent(a, game) for a in cfg.pool_rule_agents] if self.kind == "opponent_pool" else []
+        self.fixed = [make_agent(a, game) for a in cfg.fixed_opponents] if self.kind == "fixed_opponents" else []
         self.mode = learner.behaviour_mode
         if self.kind in ("checkpoint_self_play", "opponent_pool"):
             self._snapshot(learner)
 
     def _frozen(self, net: ActionInNet, epsilon: float, name: str) -> PolicyAgent:
-        return PolicyAgent(net.eval(), mode=self.mode, epsilon=epsilon, name=name,
+        return PolicyAgent(net.eval(), self.encoder, mode=self.mode, epsilon=epsilon, name=name,
                            scores_are_logits=self.cfg.algo in POLICY_LEARNERS)
 
     def _snapshot(self, learner: Learner) -> None:
@@ -57,8 +61,9 @@ class Curriculum:
         self.next_snapshot = self.games_seen + self.cfg.snapshot_every
 
     def seatings(self, n_games: int, learner_agent: Agent, rng: np.random.Generator) -> list[list[Agent]]:
+        n = self.num_players
         if self.kind == "self_play":
-            return [[learner_agent] * 4 for _ in range(n_games)]
+            return [[learner_agent] * n for _ in range(n_games)]
         pool: list[Agent]
         if self.kind == "fixed_opponents":
             pool = self.fixed
@@ -68,8 +73,8 @@ class Curriculum:
             pool = list(self.snapshots) + self.rule_agents
         out = []
         for g in range(n_games):
-            seat = g % 4
-            seating = [pool[int(rng.integers(len(pool)))] for _ in range(4)]
+            seat = g % n
+            seating = [pool[int(rng.integers(len(pool)))] for _ in range(n)]
             seating[seat] = learner_agent
             out.append(seating)
         return out

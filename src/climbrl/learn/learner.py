@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from climbrl.config import TrainConfig
+from climbrl.encoders import Encoder, make_encoder
 from climbrl.learn.network import ActionInNet, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.rollout import Rollout
@@ -24,14 +25,16 @@ class Learner:
     dueling = False
     behaviour_mode = "sample"
 
-    def __init__(self, cfg: TrainConfig) -> None:
+    def __init__(self, cfg: TrainConfig, encoder: Encoder | None = None) -> None:
+        """``encoder``: the game's encoder (default: the one of ``cfg.game``)."""
         self.cfg = cfg
+        self.encoder = encoder if encoder is not None else make_encoder(cfg.game)
         # The learner's own torch random stream (initial weights; any torch draw a learner makes
         # takes it too): torch.manual_seed would reseed the whole process's stream, which other
         # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.
         self.generator = torch.Generator().manual_seed(cfg.seed)
-        self.net = ActionInNet(cfg.hidden, value_head=self.value_head, dueling=self.dueling,
-                               generator=self.generator)
+        self.net = ActionInNet(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
+                               value_head=self.value_head, dueling=self.dueling, generator=self.generator)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0
@@ -42,7 +45,7 @@ class Learner:
 
     def behaviour(self) -> PolicyAgent:
         """The policy that plays the learner's seats in self-play, recording its decisions."""
-        return PolicyAgent(self.net, mode=self.behaviour_mode, epsilon=self.epsilon(),
+        return PolicyAgent(self.net, self.encoder, mode=self.behaviour_mode, epsilon=self.epsilon(),
                            name=f"{self.algo}-learner", record=True)
 
     # --- learning --------------------------------------------------------------------------------

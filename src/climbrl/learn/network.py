@@ -20,28 +20,32 @@ import math
 import torch
 from torch import nn
 
-from climbrl.learn.encoding import MOVE_DIM, STATE_DIM
-
 
 class ActionInNet(nn.Module):
-    def __init__(self, hidden: int = 512, value_head: bool = False, dueling: bool = False,
-                 generator: torch.Generator | None = None) -> None:
+    """``state_dim``/``move_dim``: the sizes of the encoder's vectors (the game's encoder decides
+    them; the network knows no game)."""
+
+    def __init__(self, state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False,
+                 dueling: bool = False, generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.hidden = hidden
-        self.state_in = linear(STATE_DIM, hidden, generator)
-        self.move_in = linear(MOVE_DIM, hidden, generator, bias=False)
+        self.state_dim = state_dim
+        self.move_dim = move_dim
+        self.state_in = linear(state_dim, hidden, generator)
+        self.move_in = linear(move_dim, hidden, generator, bias=False)
         self.fc2 = linear(hidden, hidden, generator)
         self.out = linear(hidden, 1, generator)
         self.dueling = dueling
         self.has_value = value_head or dueling
         if self.has_value:
             self.value_net = nn.Sequential(
-                linear(STATE_DIM, hidden, generator), nn.ReLU(), linear(hidden, hidden, generator), nn.ReLU(),
+                linear(state_dim, hidden, generator), nn.ReLU(), linear(hidden, hidden, generator), nn.ReLU(),
                 linear(hidden, 1, generator),
             )
 
     def config(self) -> dict:
-        return {"hidden": self.hidden, "value_head": self.has_value and not self.dueling,
+        return {"state_dim": self.state_dim, "move_dim": self.move_dim, "hidden": self.hidden,
+                "value_head": self.has_value and not self.dueling,
                 "dueling": self.dueling}
 
     def forward(self, states: torch.Tensor, moves: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:

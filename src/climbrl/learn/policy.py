@@ -4,6 +4,7 @@ Modes: ``sample`` (softmax over the legal moves' scores), ``greedy`` (argmax) an
 (a uniform legal move with probability ``epsilon``, else the argmax). Random draws come from
 each seat's ``random.Random``, so games are reproducible. With ``record`` set, the last batch's
 encodings, choices and log-probabilities stay in :attr:`last` for the self-play collector.
+The agent plays the game of its encoder (:attr:`Agent.games`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 from climbrl.agents.base import Agent, Decision
-from climbrl.learn.encoding import encode_decisions
+from climbrl.encoders import Encoder
 from climbrl.learn.network import ActionInNet
 
 MODES = ("sample", "greedy", "epsilon")
@@ -30,11 +31,13 @@ class PolicyAgent(Agent):
     scores is its move distribution; a value learner's scores are Q-values, whose softmax is not
     (the interpretability window and play hints then show its greedy choice)."""
 
-    def __init__(self, net: ActionInNet, mode: str = "greedy", epsilon: float = 0.0,
+    def __init__(self, net: ActionInNet, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
                  name: str = "policy", record: bool = False, scores_are_logits: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.net = net
+        self.encoder = encoder
+        self.games = (encoder.game,)
         self.mode = mode
         self.epsilon = epsilon
         self.name = name
@@ -45,7 +48,7 @@ class PolicyAgent(Agent):
     def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
         if not decisions:
             return []
-        states, moves, offsets = encode_decisions(decisions)
+        states, moves, offsets = self.encoder.encode(decisions)
         counts = np.diff(offsets)
         seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), counts))
         with torch.no_grad():
@@ -75,10 +78,14 @@ class PolicyAgent(Agent):
         return self.act_batch([decision], [rng])[0]
 
 
-def load_policy_agent(path: str | Path, mode: str = "greedy") -> PolicyAgent:
-    """A trained checkpoint as an agent (``checkpoint:PATH`` in the agent registry)."""
+def load_policy_agent(path: str | Path, mode: str = "greedy", game: str | None = None) -> PolicyAgent:
+    """A trained checkpoint as an agent (``checkpoint:PATH`` in :func:`climbrl.learn.specs.make_agent`).
+
+    ``game``: the game it is meant to play (a name, with or without ``:preset``); a checkpoint
+    trained for another game raises :class:`~climbrl.learn.checkpoint.CheckpointError` naming both.
+    """
     from climbrl.learn.checkpoint import load_network
 
-    net, meta = load_network(path)
-    return PolicyAgent(net.eval(), mode=mode, name=f"checkpoint:{Path(path).name}",
+    net, meta, encoder = load_network(path, game=game)
+    return PolicyAgent(net.eval(), encoder, mode=mode, name=f"checkpoint:{Path(path).name}",
                        scores_are_logits=meta.get("algo") in POLICY_LEARNERS)

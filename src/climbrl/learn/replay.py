@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from climbrl.learn.encoding import MOVE_DIM, STATE_DIM
 from climbrl.learn.rollout import Rollout
 
 
@@ -32,13 +31,16 @@ class ReplaySample:
 
 
 class ReplayBuffer:
-    def __init__(self, capacity: int) -> None:
+    """``state_dim``/``move_dim``: the sizes of the encoder's vectors."""
+
+    def __init__(self, capacity: int, state_dim: int, move_dim: int) -> None:
         self.capacity = capacity
-        self.states = np.zeros((capacity, STATE_DIM), dtype=np.float16)
-        self.actions = np.zeros((capacity, MOVE_DIM), dtype=np.float16)
+        self.move_dim = move_dim
+        self.states = np.zeros((capacity, state_dim), dtype=np.float16)
+        self.actions = np.zeros((capacity, move_dim), dtype=np.float16)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.dones = np.zeros(capacity, dtype=bool)
-        self.next_states = np.zeros((capacity, STATE_DIM), dtype=np.float16)
+        self.next_states = np.zeros((capacity, state_dim), dtype=np.float16)
         self.next_moves: list[np.ndarray | None] = [None] * capacity
         self.legal_moves: list[np.ndarray | None] = [None] * capacity
         self.picks = np.zeros(capacity, dtype=np.int64)
@@ -73,13 +75,12 @@ class ReplayBuffer:
             self.size = min(self.size + 1, self.capacity)
         return slots
 
-    @staticmethod
-    def _flatten(arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    def _flatten(self, arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
         counts = np.array([0 if m is None else len(m) for m in arrays], dtype=np.int64)
         offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         parts = [m for m in arrays if m is not None]
-        moves = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, MOVE_DIM), np.float32)
+        moves = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, self.move_dim), np.float32)
         return moves, offsets
 
     def _gather(self, idx: np.ndarray, weights: np.ndarray) -> ReplaySample:
@@ -102,8 +103,9 @@ class ReplayBuffer:
 class PrioritizedReplayBuffer(ReplayBuffer):
     """Proportional prioritized replay (Schaul et al. 2016): P(i) ~ p_i^alpha, IS weights."""
 
-    def __init__(self, capacity: int, alpha: float = 0.6, eps: float = 1e-3) -> None:
-        super().__init__(capacity)
+    def __init__(self, capacity: int, state_dim: int, move_dim: int, alpha: float = 0.6,
+                 eps: float = 1e-3) -> None:
+        super().__init__(capacity, state_dim, move_dim)
         self.alpha = alpha
         self.eps = eps
         self.tree_size = 1

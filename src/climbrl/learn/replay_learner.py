@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from climbrl.config import TrainConfig
+from climbrl.encoders import Encoder
 from climbrl.learn.learner import Learner, t
 from climbrl.learn.network import segment_max
 from climbrl.learn.replay import PrioritizedReplayBuffer, ReplayBuffer, ReplaySample
@@ -37,15 +38,16 @@ from climbrl.learn.rollout import Rollout
 class ReplayLearner(Learner):
     behaviour_mode = "epsilon"
 
-    def __init__(self, cfg: TrainConfig) -> None:
+    def __init__(self, cfg: TrainConfig, encoder: Encoder | None = None) -> None:
         self.dueling = cfg.dueling
-        super().__init__(cfg)
+        super().__init__(cfg, encoder)
+        dims = (self.encoder.state_dim, self.encoder.move_dim)
         self.target = copy.deepcopy(self.net).eval()
         for p in self.target.parameters():
             p.requires_grad_(False)
         self.buffer: ReplayBuffer = (
-            PrioritizedReplayBuffer(cfg.replay_capacity, cfg.priority_alpha) if cfg.prioritized
-            else ReplayBuffer(cfg.replay_capacity)
+            PrioritizedReplayBuffer(cfg.replay_capacity, *dims, alpha=cfg.priority_alpha) if cfg.prioritized
+            else ReplayBuffer(cfg.replay_capacity, *dims)
         )
 
     def next_values(self, s: ReplaySample) -> torch.Tensor:

@@ -1,15 +1,16 @@
 """Self-play data: the learner's decisions from lockstep games, as flat arrays.
 
-The batched runner is the evaluation harness's :func:`~climbrl.evaluate.match.play_games`:
+The batched runner is :func:`climbrl.agents.runner.play_games`, which evaluation uses too:
 many games advance in lockstep, each agent (the learner, frozen snapshots, rule agents) scores
 all of its waiting decisions in one call. :class:`Collector` listens to it and keeps what the
 learner's :class:`~climbrl.learn.policy.PolicyAgent` encoded and chose; :meth:`Collector.build`
 orders the decisions by game, seat and time and attaches rewards.
 
-Rewards: the seat's terminal return under the rules (rank rewards by default) at its last
-decision, or the card-count score / 13 with ``card_score_reward``; with ``reward_shaping``,
-+0.05 at a decision where the seat leads after winning a trick and -0.02 at a decision where
-its last play in the current trick has been beaten.
+Rewards: the seat's terminal return under the rules (Big 2: rank rewards by default) at its last
+decision, or the encoder's card-count score with ``card_score_reward``; with ``reward_shaping``,
+the encoder's per-decision shaping term (Big 2: +0.05 at a decision where the seat leads after
+winning a trick, -0.02 where its last play in the current trick has been beaten). The game's
+rewards live with its encoder (:mod:`climbrl.encoders`), so this module knows no game.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import numpy as np
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.learn.policy import PolicyAgent
-
-LEAD_BONUS = 0.05
-BEATEN_PENALTY = 0.02
 
 
 @dataclass
@@ -66,19 +64,8 @@ class Rollout:
         return out
 
 
-def _shaping(d: Decision) -> float:
-    obs = d.observation
-    r = 0.0
-    if obs.leading and len(obs.history) > 0:  # it won the last trick
-        r += LEAD_BONUS
-    own = [i for i, (s, m) in enumerate(obs.trick) if s == obs.seat and m]
-    if own and any(m and s != obs.seat for s, m in obs.trick[own[-1] + 1:]):
-        r -= BEATEN_PENALTY
-    return r
-
-
 class Collector:
-    """Records the decisions of one learner agent during :func:`play_games`."""
+    """Records the decisions of one learner agent during :func:`~climbrl.agents.runner.play_games`."""
 
     def __init__(self, learner: PolicyAgent, shaping: bool = False) -> None:
         self.learner = learner
@@ -93,7 +80,7 @@ class Collector:
         c = len(self.chunks)
         self.chunks.append(agent.last)
         for b, (g, d) in enumerate(zip(gis, decisions, strict=True)):
-            bonus = _shaping(d) if self.shaping else 0.0
+            bonus = self.learner.encoder.shaping(d) if self.shaping else 0.0
             self.index.setdefault((g, d.seat), []).append((c, b, bonus))
 
     def build(self, final_states: list, card_score: bool = False) -> Rollout:
@@ -103,8 +90,7 @@ class Collector:
             steps = self.index[(g, seat)]
             st = final_states[g]
             if card_score:
-                left = st.cards_left()
-                final = (sum(left) if st.winner == seat else -left[seat]) / 13.0
+                final = self.learner.encoder.card_score(st, seat)
             else:
                 final = st.returns()[seat]
             for k, (c, b, bonus) in enumerate(steps):

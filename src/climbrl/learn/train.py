@@ -1,11 +1,12 @@
 """The training loop shared by every learner: self-play epochs, updates, evaluation, checkpoints.
 
-Each epoch plays ``games_per_epoch`` games in lockstep (the curriculum decides the seats), turns
-the learner's decisions into a :class:`~climbrl.learn.rollout.Rollout`, and updates. Every
-``eval_every`` epochs the greedy policy plays ``eval_games`` duplicate-dealt games against three
-copies of each evaluation opponent on a fixed deal set. After every epoch the checkpoint
-(learner, curriculum, history) is written atomically and the per-epoch CSV rewritten, so a
-killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
+Each epoch plays ``games_per_epoch`` games of ``cfg.game`` in lockstep (the curriculum decides
+the seats), turns the learner's decisions into a :class:`~climbrl.learn.rollout.Rollout`, and
+updates. Every ``eval_every`` epochs the ``evaluator`` scores the greedy policy (the study's: a
+duplicate-deal match against each evaluation opponent on a fixed deal set; it lives a layer up,
+in :mod:`climbrl.training`, since matches belong to ``evaluate``, which imports this layer).
+After every epoch the checkpoint (learner, curriculum, history) is written atomically and the
+per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
 would have produced: every random choice is derived from (seed, epoch, game, seat). Every
 ``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
 interpretability window follows an agent across them).
@@ -22,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from climbrl.agents.runner import deal_seeds, play_games, seat_seed
 from climbrl.config import TrainConfig
-from climbrl.evaluate.match import deal_seeds, play_games, run_match, seat_seed
-from climbrl.games.big2 import Big2Game
+from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
@@ -37,19 +38,22 @@ POLICY = "policy.pt"
 METRICS = "metrics.csv"
 SNAPSHOTS = "snapshots"
 
+Evaluator = Callable[[TrainConfig, Path], dict[str, float]]
+"""Scores the policy file of a run: ``evaluator(cfg, policy_path)`` -> metrics of the epoch's row."""
+
 
 def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
     return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
 
 
-def run_epoch(cfg: TrainConfig, game: Big2Game, learner: Learner, curriculum: Curriculum,
+def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
               epoch: int) -> dict[str, Any]:
     start = time.perf_counter()
     behaviour = learner.behaviour()
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
     seeds = deal_seeds(es, cfg.games_per_epoch)
-    seat_seeds = [[seat_seed(es, g, 0, s) for s in range(4)] for g in range(cfg.games_per_epoch)]
+    seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     collector = Collector(behaviour, shaping=cfg.reward_shaping)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
     rollout = collector.build(states, card_score=cfg.card_score_reward)
@@ -72,19 +76,6 @@ def run_epoch(cfg: TrainConfig, game: Big2Game, learner: Learner, curriculum: Cu
     }
 
 
-def evaluate_policy(cfg: TrainConfig, policy_path: Path) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for opp in cfg.eval_opponents:
-        r = run_match(f"checkpoint:{policy_path}", [opp], rules=cfg.rules, games=cfg.eval_games,
-                      seed=cfg.eval_seed, workers=cfg.eval_workers)
-        out[f"win_rate/{opp}"] = r["win_rate"]
-        out[f"win_rate_low/{opp}"] = r["win_rate_low"]
-        out[f"win_rate_high/{opp}"] = r["win_rate_high"]
-        out[f"eval_games/{opp}"] = r["games"]
-        out[f"mean_reward/{opp}"] = r["mean_reward"]
-    return out
-
-
 def write_csv(history: list[dict[str, Any]], path: Path) -> None:
     cols: list[str] = []
     for row in history:
@@ -98,22 +89,30 @@ def write_csv(history: list[dict[str, Any]], path: Path) -> None:
 
 
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
-          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+          on_epoch: Callable[[dict[str, Any]], None] | None = None,
+          evaluator: Evaluator | None = None) -> dict[str, Any]:
     """Train ``cfg.algo``; returns the summary (last evaluation, timings, history).
+
+    ``evaluator`` scores the policy every ``cfg.eval_every`` epochs; a config that evaluates
+    needs one (:func:`climbrl.training.train` passes the study's duplicate-deal matches).
 
     Runs on one intra-op thread (:func:`climbrl.threads.single_thread`: a product's float sums
     depend on how many threads split it, so the numbers would otherwise depend on the machine's
     core count); the caller's thread count is restored afterwards."""
+    if cfg.eval_every and evaluator is None:
+        raise ValueError("this config evaluates every eval_every epochs: pass an evaluator "
+                         "(climbrl.training.train evaluates with duplicate-deal matches)")
     with single_thread():
-        return _train(cfg, Path(out_dir), resume, progress, on_epoch)
+        return _train(cfg, Path(out_dir), resume, progress, on_epoch, evaluator)
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
-           on_epoch: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+           on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
+    game = make_game(cfg.game_name)
     learner = make_learner(cfg)
-    curriculum = Curriculum(cfg, learner)
+    curriculum = Curriculum(cfg, learner, game.num_players)
     history: list[dict[str, Any]] = []
     start_epoch = 0
     if resume and ckpt_path.exists():
@@ -126,7 +125,6 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         start_epoch = int(state["epoch"])
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
-    game = Big2Game(cfg.rules)
     started = time.perf_counter()
     bar = None
     if progress:
@@ -137,17 +135,20 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         row = run_epoch(cfg, game, learner, curriculum, epoch)
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
-            ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
-            row.update(evaluate_policy(cfg, policy_path))
+            ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder),
+                             policy_path)
+            assert evaluator is not None
+            row.update(evaluator(cfg, policy_path))
             row["eval_seconds"] = time.perf_counter() - t0
         history.append(row)
         ckpt.save_atomic({
             "format": ckpt.FORMAT, "version": ckpt.VERSION, "algo": cfg.algo, "config": cfg.to_dict(),
-            "net_config": learner.net.config(), "epoch": epoch + 1, "learner": learner.state_dict(),
+            "net_config": learner.net.config(), "encoder": learner.encoder.describe(), "epoch": epoch + 1,
+            "learner": learner.state_dict(),
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
         }, ckpt_path)
-        ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1), policy_path)
+        ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:
             (out / SNAPSHOTS).mkdir(exist_ok=True)
             shutil.copyfile(policy_path, out / SNAPSHOTS / f"epoch{epoch + 1:03d}.pt")

@@ -255,6 +255,7 @@ def encode(decision: Decision) -> np.ndarray:
 
 
 class CharlesworthAgent(Agent):
+    games = ("big2",)
     """Plays the released network; sampling uses the seat's ``random.Random`` (reproducible)."""
 
     def __init__(self, greedy: bool = False, weights: str | Path | None = None) -> None:

@@ -418,6 +418,11 @@ class Big2Game:
     def max_legal_moves(self) -> int:
         return combos.MAX_LEGAL_MOVES
 
+    @staticmethod
+    def move_size(move: int) -> int:
+        """The number of cards of ``move`` (0 for a pass)."""
+        return move.bit_count()
+
     def format_move(self, move: int) -> str:
         return format_cards(move) if move else "pass"
 

@@ -476,6 +476,10 @@ class DdzGame:
     def move_of(self, action_id: int) -> int:
         return self.action_id(action_id)
 
+    def move_size(self, move: int) -> int:
+        """The number of cards of action ``move`` (0 for a pass or an auction action)."""
+        return self.ncards[move]
+
     def new_game(self, seed: int | None = None, hands: list[Any] | None = None, kitty: Any = None,
                  first_bidder: int = 0) -> DdzState:
         """A game dealt from ``seed``, or from explicit ``hands`` (three 17-card strings or rank

@@ -1,0 +1,76 @@
+"""The lockstep runner that self-play and evaluation share, and the seeds of its games.
+
+:func:`play_games` advances many games at once: at every step the games are grouped by the agent
+to act and each agent scores all of its waiting decisions in one call (a neural policy then runs
+one forward pass for the whole group). Every seat of every game has its own ``random.Random``,
+so a game's moves depend only on its deal seed and seat seeds, never on which other games share
+the batch. It knows a game only through the protocol of :mod:`climbrl.games.base`: any number of
+seats, any phases.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from climbrl.agents.base import Agent, Decision
+
+
+def deal_seeds(seed: int, n: int) -> list[int]:
+    """``n`` deal seeds derived from ``seed`` (numpy SeedSequence; stable across versions)."""
+    if n < 0:
+        raise ValueError(f"number of deals must be >= 0, got {n}")
+    return [int(x) for x in np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64) >> np.uint64(1)]
+
+
+def seat_seed(match_seed: int, deal_index: int, agent_seat: int, seat: int) -> int:
+    """The seed of one seat's random stream in one game (deal ``deal_index``, the evaluated
+    agent in ``agent_seat``)."""
+    return int(np.random.SeedSequence([match_seed, deal_index, agent_seat, seat]).generate_state(1)[0])
+
+
+OnStep = Callable[[Agent, list[int], list[Decision], list[int]], None]
+
+
+def play_games(
+    game: Any,
+    seatings: Sequence[Sequence[Agent]],
+    seeds: Sequence[int],
+    seat_seeds: Sequence[Sequence[int]],
+    on_step: OnStep | None = None,
+) -> list[Any]:
+    """Play one game per (seating, deal seed) in lockstep; returns the finished states.
+
+    ``seatings[g][s]`` is the agent in seat ``s`` of game ``g`` (``game.num_players`` seats).
+    ``on_step(agent, game_indices, decisions, picks)`` is called after every batched choice
+    (the self-play collector records the learner's decisions through it).
+    """
+    n = game.num_players
+    for g, seating in enumerate(seatings):
+        if len(seating) != n:
+            raise ValueError(f"game {g}: {len(seating)} agents for {n} seats of {game.name}")
+    states = [game.new_game(seed=s) for s in seeds]
+    rngs = [[random.Random(x) for x in ss] for ss in seat_seeds]
+    active = [i for i, s in enumerate(states) if not s.is_terminal()]
+    while active:
+        groups: dict[int, tuple[Agent, list[int]]] = {}
+        for gi in active:
+            agent = seatings[gi][states[gi].current_player]
+            groups.setdefault(id(agent), (agent, []))[1].append(gi)
+        for agent, gis in groups.values():
+            decisions = [Decision.from_state(states[g]) for g in gis]
+            picks = agent.act_batch(decisions, [rngs[g][states[g].current_player] for g in gis])
+            if on_step is not None:
+                on_step(agent, gis, decisions, picks)
+            for g, d, k in zip(gis, decisions, picks, strict=True):
+                if not 0 <= k < len(d.moves):
+                    raise ValueError(f"agent {agent.name} returned move index {k} of {len(d.moves)}")
+                states[g].apply(d.moves[k])
+        active = [g for g in active if not states[g].is_terminal()]
+    return states
+
+
+__all__ = ["deal_seeds", "seat_seed", "play_games"]

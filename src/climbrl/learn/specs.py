@@ -1,0 +1,29 @@
+"""Every agent spec, trained policies included: ``checkpoint:PATH[#sample|#epsilon]`` and the
+rule agents of :func:`climbrl.agents.make_agent`.
+
+A checkpoint is loaded for the game it is asked to play: one trained for another game (or with
+another encoder version) is refused with a :class:`~climbrl.learn.checkpoint.CheckpointError`
+naming both.
+"""
+
+from __future__ import annotations
+
+from climbrl.agents import Agent
+from climbrl.agents.registry import make_agent as make_rule_agent
+
+
+def make_agent(spec: str, game: str = "big2") -> Agent:
+    """An agent from its spec for ``game`` (a name, with or without ``:preset``); ``ValueError``
+    (or :class:`CheckpointError`) naming the spec when it cannot be built."""
+    name, _, arg = spec.partition(":")
+    if name == "checkpoint":
+        if not arg:
+            raise ValueError("agent 'checkpoint:PATH' needs a path")
+        from climbrl.learn.policy import load_policy_agent
+
+        path, _, mode = arg.partition("#")
+        return load_policy_agent(path, mode=mode or "greedy", game=game)
+    return make_rule_agent(spec, game)
+
+
+__all__ = ["make_agent"]
