@@ -108,8 +108,11 @@ def bootstrap_ratings(rankings: Sequence[Sequence[int]], deals: Sequence[int], n
 
 
 def _game(r: Sequence[int] | Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
-    """A game as a tuple of rankings (a plain ranking is a game of one)."""
-    if len(r) and isinstance(r[0], (tuple, list)):
+    """A game as a tuple of rankings (a plain ranking is a game of one; an empty one, a game that
+    ranked nobody, such as a deal nobody won, has none)."""
+    if not len(r):
+        return ()
+    if isinstance(r[0], (tuple, list)):
         return tuple(tuple(int(p) for p in x) for x in r)  # type: ignore[union-attr]
     return (tuple(int(p) for p in r),)  # type: ignore[arg-type]
 
