@@ -26,6 +26,7 @@ from climbrl.cards import (
 )
 from climbrl.games.base import GameError, GameOverError, GameResult, IllegalMoveError
 from climbrl.games.big2 import combos
+from climbrl.games.big2.actions import ActionTable, action_table
 from climbrl.games.big2.rules import HAND_SIZE, NUM_PLAYERS, Rules, get_rules
 
 _TLS = threading.local()
@@ -422,6 +423,25 @@ class Big2Game:
     def move_size(move: int) -> int:
         """The number of cards of ``move`` (0 for a pass)."""
         return move.bit_count()
+
+    @property
+    def actions(self) -> ActionTable:
+        """The dense action ids of these rules (:mod:`.actions`; built on first use, cached)."""
+        return action_table(self.rules)
+
+    @property
+    def num_distinct_actions(self) -> int:
+        """Pass plus every combination these rules allow (see :mod:`.actions` for the counts)."""
+        return action_table(self.rules).size
+
+    def action_id(self, move: int) -> int:
+        """The dense id of ``move`` (a card mask, 0 = pass); :class:`GameError` naming the move
+        when it is no combination under these rules."""
+        return action_table(self.rules).id_of(move)
+
+    def move_of(self, action_id: int) -> int:
+        """The card mask with dense id ``action_id``; :class:`GameError` when out of range."""
+        return action_table(self.rules).mask_of(action_id)
 
     def format_move(self, move: int) -> str:
         return format_cards(move) if move else "pass"
