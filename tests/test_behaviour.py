@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from climbrl.agents import Decision
+from climbrl.encoders.big2 import Big2Encoder
 from climbrl.evaluate.behaviour import SITUATIONS, Behaviour, behaviour_markdown, move_probabilities, record_behaviour
 from climbrl.games.big2 import Big2Game
 from climbrl.learn.network import ActionInNet
@@ -89,7 +90,8 @@ def test_network_probabilities_are_a_softmax_over_the_legal_moves() -> None:
     import torch
 
     torch.manual_seed(0)
-    agent = PolicyAgent(ActionInNet(hidden=16), mode="greedy")
+    net = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, hidden=16)
+    agent = PolicyAgent(net, Big2Encoder(), mode="greedy")
     decisions = _decisions(30)
     picks = agent.act_batch(decisions, [random.Random(i) for i in range(30)])
     probs = move_probabilities(agent, decisions, picks)

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from climbrl.config import train_config
+from climbrl.encoders.big2 import Big2Encoder
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.network import ActionInNet
 from climbrl.learn.registry import make_learner
@@ -66,7 +67,8 @@ def threads_set_to_three():
 
 def test_loading_a_policy_agent_leaves_the_thread_count_alone(tmp_path, threads_set_to_three) -> None:
     path = tmp_path / "policy.pt"
-    ckpt.save_atomic(ckpt.network_payload(ActionInNet(16), "ppo", 1), path)
+    net = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, 16)
+    ckpt.save_atomic(ckpt.network_payload(net, "ppo", 1, Big2Encoder()), path)
     make_agent(f"checkpoint:{path}")
     assert torch.get_num_threads() == threads_set_to_three
 

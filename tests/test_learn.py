@@ -10,7 +10,7 @@ import torch
 
 from climbrl.agents import Decision
 from climbrl.config import ConfigError, train_config
-from climbrl.encoders.big2 import MOVE_DIM, STATE_DIM, encode_decisions
+from climbrl.encoders.big2 import MOVE_DIM, STATE_DIM, Big2Encoder, encode_decisions
 from climbrl.games.big2 import Big2Game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.curriculum import Curriculum
@@ -96,12 +96,12 @@ def test_network_shapes_softmax_and_dueling() -> None:
     torch.manual_seed(0)
     seg = torch.tensor([0, 0, 0, 1, 1])
     s, m = torch.rand(2, STATE_DIM), torch.rand(5, MOVE_DIM)
-    net = ActionInNet(hidden=16)
+    net = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, hidden=16)
     scores = net(s, m, seg)
     assert scores.shape == (5,)
     probs = torch.exp(segment_log_softmax(scores, seg, 2))
     assert torch.allclose(segment_sum(probs, seg, 2), torch.ones(2))
-    duel = ActionInNet(hidden=16, dueling=True)
+    duel = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, hidden=16, dueling=True)
     q = duel(s, m, seg)
     v = duel.value(s)
     # dueling: the mean Q over a decision's moves equals V(s)
@@ -239,13 +239,13 @@ def test_dqn_epsilon_schedule_and_switches() -> None:
 
 
 def test_prioritized_replay_samples_by_priority() -> None:
-    buf = PrioritizedReplayBuffer(8, alpha=1.0)
+    buf = PrioritizedReplayBuffer(8, Big2Encoder.state_dim, Big2Encoder.move_dim, alpha=1.0)
     buf.add_rollout(rollout([0.0] * 4, [True] * 4))
     buf.update_priorities(np.arange(4), np.array([1.0, 1.0, 1.0, 9.0]) - buf.eps)
     s = buf.sample(400, np.random.default_rng(0), beta=1.0)
     assert 0.68 < np.mean(s.indices == 3) < 0.82  # 9 / 12
     assert s.weights[s.indices == 3].max() < s.weights[s.indices != 3].min()
-    uni = ReplayBuffer(8)
+    uni = ReplayBuffer(8, Big2Encoder.state_dim, Big2Encoder.move_dim)
     uni.add_rollout(rollout([0.0] * 4, [False, True, False, True]))
     sample = uni.sample(4, np.random.default_rng(0))
     assert sample.next_offsets[-1] == sum(0 if d else 3 for d in sample.dones)
@@ -276,8 +276,8 @@ def test_resume_continues_exactly(tmp_path) -> None:
     strip = [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in resumed["history"]]
     want = [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in straight["history"]]
     assert strip == want
-    a, _ = ckpt.load_network(tmp_path / "a" / "policy.pt")
-    b, _ = ckpt.load_network(tmp_path / "b" / "policy.pt")
+    a, _, _ = ckpt.load_network(tmp_path / "a" / "policy.pt")
+    b, _, _ = ckpt.load_network(tmp_path / "b" / "policy.pt")
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
 
 
@@ -336,8 +336,8 @@ def test_policies_are_kept_every_n_epochs(tmp_path) -> None:
     train(small("mcq", epochs=4, keep_policy_every=2), tmp_path, progress=False)
     kept = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
     assert kept == ["epoch002.pt", "epoch004.pt"]
-    last, meta = ckpt.load_network(tmp_path / "snapshots" / "epoch004.pt")
-    final, _ = ckpt.load_network(tmp_path / "policy.pt")
+    last, meta, _ = ckpt.load_network(tmp_path / "snapshots" / "epoch004.pt")
+    final, _, _ = ckpt.load_network(tmp_path / "policy.pt")
     assert all(torch.equal(x, y) for x, y in zip(last.state_dict().values(), final.state_dict().values(), strict=True))
     train(small("mcq", epochs=2, keep_policy_every=0), tmp_path / "none", progress=False)
     assert not (tmp_path / "none" / "snapshots").exists()
@@ -401,7 +401,7 @@ def test_snapshots_play_the_learners_behaviour_policy() -> None:
     greedy_learner = make_learner(small("qlearning", curriculum="checkpoint_self_play", epsilon=0.0))
     snap = Curriculum(greedy_learner.cfg, greedy_learner).snapshots[0]
     ds = _decisions(2)
-    greedy = PolicyAgent(greedy_learner.net, mode="greedy")
+    greedy = PolicyAgent(greedy_learner.net, Big2Encoder(), mode="greedy")
     rngs = [random.Random(k) for k in range(len(ds))]
     assert snap.act_batch(ds, rngs) == greedy.act_batch(ds, [random.Random(k) for k in range(len(ds))])
     ppo = make_learner(small("ppo", curriculum="checkpoint_self_play"))
@@ -464,14 +464,14 @@ def test_short_ppo_run_beats_random_players(tmp_path) -> None:
 
 
 def test_policy_agent_modes() -> None:
-    net = ActionInNet(hidden=16)
+    net = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, hidden=16)
     d = Decision.from_state(Big2Game("paper").new_game(seed=5))
-    greedy = PolicyAgent(net, mode="greedy")
+    greedy = PolicyAgent(net, Big2Encoder(), mode="greedy")
     assert len({greedy.act(d, random.Random(k)) for k in range(5)}) == 1
-    eps = PolicyAgent(net, mode="epsilon", epsilon=1.0)
+    eps = PolicyAgent(net, Big2Encoder(), mode="epsilon", epsilon=1.0)
     assert len({eps.act(d, random.Random(k)) for k in range(40)}) > 1
     with pytest.raises(ValueError, match="mode"):
-        PolicyAgent(net, mode="soft")
+        PolicyAgent(net, Big2Encoder(), mode="soft")
 
 
 def test_dueling_advantages_learn_from_replay() -> None:
@@ -498,7 +498,7 @@ def test_the_numbers_do_not_depend_on_the_machines_thread_count(tmp_path) -> Non
         for threads in (2, 1):
             torch.set_num_threads(threads)
             train(cfg, tmp_path / str(threads), progress=False)
-            net, _ = ckpt.load_network(tmp_path / str(threads) / "policy.pt")
+            net, _, _ = ckpt.load_network(tmp_path / str(threads) / "policy.pt")
             weights.append(net.state_dict())
     finally:
         torch.set_num_threads(before)

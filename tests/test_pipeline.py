@@ -48,7 +48,7 @@ def test_the_repository_params_are_valid() -> None:
         (("train", "ppo", "lr"), -1.0, "train.ppo.lr: must be positive"),
         (("train", "common", "epochs"), 0, "train.common.epochs"),
         (("train", "ppo", "epsilon"), 2.0, "train.ppo.epsilon"),
-        (("rules",), "hk", "rules: unknown rules preset"),
+        (("rules",), "hk", "rules: unknown big2 rules preset"),
         (("evaluate", "games"), 10, "evaluate.games"),
         (("tune", "pruner"), "hyperband", "tune.pruner"),
         (("seeds", "deals"), "many", "seeds.deals"),
@@ -289,7 +289,7 @@ def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
     for order in (["A", "B", "C", "D"], ["B", "C", "A", "D"], ["C", "A", "B", "D"]) * 30:
         idx = ["A", "B", "C", "D"]
         o = [idx.index(x) for x in order]
-        rec.append(o + [1.0, -1 / 3, -1 / 3, -1 / 3] + o + [0])
+        rec.append(o + [0, 1, 2, 3] + [1.0, -1 / 3, -1 / 3, -1 / 3] + o + [0])
     res = summarize(["A", "B", "C", "D"], rec, rules="paper")
     assert res["leaderboard"][-1]["participant"] == "D"
     cycles = [c for c in res["counter_chains"] if set(c["cycle"]) == {"A", "B", "C"}]

@@ -18,13 +18,13 @@ def _pl_game(rng: np.random.Generator, players, theta) -> list[int]:
 
 
 def _records(theta, deals: int, seed: int = 0) -> list[list]:
-    """Game records (finishing order, returns, seats, deal) of a balanced schedule played by the model."""
+    """Game records (finishing order, places, returns, seats, deal) of a balanced schedule played by the model."""
     rng = np.random.default_rng(seed)
     rec = []
     for seats, d in schedule(len(theta), deals):
         order = _pl_game(rng, list(seats), theta)
         rets = [1.0 if p == order[0] else -1 / 3 for p in seats]
-        rec.append(order + rets + list(seats) + [d])
+        rec.append(order + [0, 1, 2, 3] + rets + list(seats) + [d])
     return rec
 
 
@@ -92,5 +92,5 @@ def test_bad_rating_input_is_rejected() -> None:
         plackett_luce([[0, 0, 1, 2]], 4)
     with pytest.raises(ValueError, match="deal indices"):
         bootstrap_ratings([[0, 1, 2, 3]], [0, 1], 4)
-    with pytest.raises(ValueError, match="13 fields"):
-        summarize(["a", "b", "c", "d"], [[0, 1, 2, 3, 1.0, 0, 0, 0, 0, 1, 2, 3]])
+    with pytest.raises(ValueError, match="4k \\+ 1 fields"):
+        summarize(["a", "b", "c", "d"], [[0, 1, 2, 3, 0, 1, 2, 3, 1.0, 0, 0, 0, 0, 1, 2, 3]])

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from climbrl import track
+from climbrl.encoders.big2 import Big2Encoder
 from climbrl.learn.checkpoint import CheckpointError, network_payload, save_atomic
 from climbrl.learn.network import ActionInNet
 
@@ -31,8 +32,8 @@ def store(tmp_path_factory):
 def registry(store, tmp_path, request):
     """A PPO network registered under a model name of this test's own: (name, network, version)."""
     torch.manual_seed(0)
-    net = ActionInNet(hidden=16)
-    save_atomic(network_payload(net, "ppo", 3), tmp_path / "policy.pt")
+    net = ActionInNet(Big2Encoder.state_dim, Big2Encoder.move_dim, hidden=16)
+    save_atomic(network_payload(net, "ppo", 3, Big2Encoder()), tmp_path / "policy.pt")
     name = request.node.name
     return name, net, track.register_policy(tmp_path / "policy.pt", name, "ppo", {"win_rate/random": 0.5})
 

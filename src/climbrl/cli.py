@@ -33,10 +33,15 @@ def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-def _default_rules(rules: str | None, agents: list[str]) -> str:
-    """The given preset, else ``charlesworth`` when the public agent plays (its own rules), else paper."""
+def _default_rules(rules: str | None, agents: list[str], game: str = "big2") -> str:
+    """The given preset, else (Big 2) ``charlesworth`` when the public agent plays (its own
+    rules), else the game's default preset (Big 2: paper, Dou Dizhu: standard)."""
+    from climbrl.games.registry import DEFAULT_PRESETS
+
     if rules is not None:
         return rules
+    if game != "big2":
+        return DEFAULT_PRESETS[game]
     return "charlesworth" if any(a.startswith("charlesworth") for a in agents) else "paper"
 
 
@@ -126,7 +131,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     from climbrl.evaluate.match import format_table, run_match
 
     opponents = _names(args.opponents)
-    rules = _default_rules(args.rules, [args.agent, *opponents])
+    rules = _default_rules(args.rules, [args.agent, *opponents], args.game)
     if args.repeats < 1:
         raise CliError(f"--repeats must be >= 1, got {args.repeats}")
     if args.repeats > 1:
@@ -135,12 +140,12 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         from climbrl.evaluate.deep import deep_evaluate, format_deep
 
         res = deep_evaluate(args.agent, opponents, rules=rules, games=args.games, repeats=args.repeats,
-                            seed=args.seed, workers=args.workers)
+                            seed=args.seed, workers=args.workers, game=args.game)
         _write_json(res, args.out, args.json, format_deep(res))
         return
     seeds = _load_seeds(args.seeds) if args.seeds else None
     res = run_match(args.agent, opponents, rules=rules, games=args.games, seed=args.seed,
-                    workers=args.workers, seeds=seeds)
+                    workers=args.workers, seeds=seeds, game=args.game)
     _write_json(res, args.out, args.json, format_table([res]))
 
 
@@ -199,9 +204,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         if not eq:
             raise CliError(f"--set {item!r}: expected KEY=VALUE")
         values[key.strip()] = yaml.safe_load(raw)
-    for flag, key in (("rules", "rules"), ("epochs", "epochs"), ("games_per_epoch", "games_per_epoch"),
-                      ("seed", "seed"), ("curriculum", "curriculum"), ("eval_every", "eval_every"),
-                      ("eval_games", "eval_games"), ("eval_workers", "eval_workers")):
+    for flag in ("game", "rules", "epochs", "games_per_epoch", "seed", "curriculum", "eval_every", "eval_games",
+                 "eval_workers"):
+        key = flag
         if getattr(args, flag) is not None:
             values[key] = getattr(args, flag)
     return values
@@ -220,7 +225,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     fe = res["final_eval"]
     for opp in cfg.eval_opponents:
         if f"win_rate/{opp}" in fe:
-            lines.append(f"  vs 3x {opp}: win rate {fe[f'win_rate/{opp}']:.3f} "
+            lines.append(f"  vs {cfg.num_players - 1}x {opp}: win rate {fe[f'win_rate/{opp}']:.3f} "
                          f"[{fe[f'win_rate_low/{opp}']:.3f}, {fe[f'win_rate_high/{opp}']:.3f}] "
                          f"(n={int(fe[f'eval_games/{opp}'])})")
     _write_json(summary, None, args.json, "\n".join(lines))
@@ -244,10 +249,15 @@ def cmd_tune(args: argparse.Namespace) -> None:
 def cmd_tournament(args: argparse.Namespace) -> None:
     from climbrl.evaluate.tournament import format_leaderboard, plot_pairwise, run_tournament, split_label
 
-    parts = _names(args.participants)
-    rules = _default_rules(args.rules, [split_label(p)[1] for p in parts])
+    parts = _names(args.participants or "")
+    if args.participants is None:
+        parts = ["random", "greedy", "heuristic", "aggressive", "conservative"] if args.game == "big2" else []
+        if not parts:
+            raise CliError(f"--participants: name at least 3 agents of {args.game} "
+                           "(e.g. random,greedy,ppo=checkpoint:runs/ppo/policy.pt)")
+    rules = _default_rules(args.rules, [split_label(p)[1] for p in parts], args.game)
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers,
-                         resamples=args.resamples)
+                         resamples=args.resamples, game=args.game)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -313,12 +323,16 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_moves)
 
     agents = "random, greedy, heuristic, aggressive, conservative, charlesworth[:sample|:greedy]"
-    e = sub.add_parser("evaluate", help="an agent against three opponents, every seat, duplicate deals")
-    e.add_argument("--agent", required=True, help=f"agent ({agents})")
-    e.add_argument("--opponents", required=True, help="one agent (three copies) or three, comma-separated")
+    games = ("big2", "doudizhu")
+    e = sub.add_parser("evaluate", help="an agent against the other seats' opponents, every seat, duplicate deals")
+    e.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
+    e.add_argument("--agent", required=True, help=f"agent ({agents}; Dou Dizhu: random, greedy, checkpoint:PATH)")
+    e.add_argument("--opponents", required=True,
+                   help="one agent (a copy in every other seat) or one per other seat, comma-separated")
     e.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
                    "charlesworth when the public agent plays")
-    e.add_argument("--games", type=int, default=400, help="games, a multiple of 4 (default 400)")
+    e.add_argument("--games", type=int, default=400,
+                   help="games, a multiple of the number of players (default 400; Dou Dizhu: e.g. 300)")
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
     e.add_argument("--seeds", help="JSON file of deal seeds ({'deals': [...]}, see `climbrl seeds`)")
     e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
@@ -356,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train a learner by self-play (checkpoint + per-epoch CSV)")
     tr.add_argument("--algo", required=True, help="ppo, mcq, sarsa, qlearning or dqn")
-    tr.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")
+    tr.add_argument("--game", default=None, choices=games, help="the game (default big2)")
+    tr.add_argument("--rules", default=None, help=f"rules preset ({presets}); default: the game's (paper, standard)")
     tr.add_argument("--epochs", type=int, default=None, help="default 100")
     tr.add_argument("--games-per-epoch", type=int, default=None, help="default 200")
     tr.add_argument("--seed", type=int, default=None)
@@ -384,10 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
 
-    to = sub.add_parser("tournament", help="round-robin of four-seat games: ratings, pairwise matrix, cycles")
-    to.add_argument("--participants", default="random,greedy,heuristic,aggressive,conservative",
-                    help="comma-separated agents (label=spec allowed, e.g. ppo=checkpoint:runs/ppo/policy.pt)")
-    to.add_argument("--deals", type=int, default=2, help="deals per group of four (each played 24 ways)")
+    to = sub.add_parser("tournament", help="round-robin in every seating: ratings, pairwise matrix, cycles")
+    to.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
+    to.add_argument("--participants", default=None,
+                    help="comma-separated agents (label=spec allowed, e.g. ppo=checkpoint:runs/ppo/policy.pt); "
+                    "Big 2 default: random,greedy,heuristic,aggressive,conservative")
+    to.add_argument("--deals", type=int, default=2,
+                    help="deals per group of players (each played in every seating: Big 2 24 ways, Dou Dizhu 6)")
     to.add_argument("--rules", default=None)
     to.add_argument("--seed", type=int, default=0)
     to.add_argument("--workers", type=int, default=os.cpu_count() or 1)

@@ -106,10 +106,11 @@ def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict
 
     from climbrl.learn import checkpoint as ckpt
 
-    net, meta = ckpt.load_network(policy_path)  # refuses anything that is not a weights-only network file
+    net, meta, encoder = ckpt.load_network(policy_path)  # refuses anything that is not a weights-only network file
     with tempfile.TemporaryDirectory() as tmp, mlflow.start_run(run_name=f"best-policy-{algo}") as run:
         artifact = Path(tmp) / REGISTERED_FILE
-        ckpt.save_atomic(ckpt.network_payload(net, meta.get("algo", algo), int(meta.get("epoch", 0))), artifact)
+        ckpt.save_atomic(ckpt.network_payload(net, meta.get("algo", algo), int(meta.get("epoch", 0)), encoder),
+                        artifact)
         mlflow.log_metrics(metrics)
         mlflow.set_tags({"algo": algo, "stage": "register", "git_commit": git_commit()})
         mlflow.log_artifact(str(artifact), artifact_path=REGISTERED_DIR)

@@ -1,4 +1,4 @@
-"""The encoder protocol, and encoders by game.
+"""The encoder protocol (encoders by game: :mod:`climbrl.encoders.registry`).
 
 An encoder turns a batch of :class:`~climbrl.agents.base.Decision` into the arrays every
 learner reads: one state vector per decision (``state_dim`` floats) and one vector per legal
@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
-
-ENCODERS = {"big2": "climbrl.encoders.big2:Big2Encoder", "doudizhu": "climbrl.encoders.doudizhu:DdzEncoder"}
 
 
 class EncoderError(ValueError):
@@ -53,17 +51,6 @@ class Encoder(Protocol):
 def describe(enc: Encoder) -> dict[str, Any]:
     return {"game": enc.game, "name": enc.name, "version": enc.version, "state_dim": enc.state_dim,
             "move_dim": enc.move_dim}
-
-
-def make_encoder(game: str) -> Encoder:
-    """The encoder of ``game`` (a game name, with or without ``:preset``)."""
-    name = game.partition(":")[0]
-    if name not in ENCODERS:
-        raise EncoderError(f"no encoder for game {game!r} (games: {', '.join(ENCODERS)})")
-    module, _, cls = ENCODERS[name].partition(":")
-    import importlib
-
-    return getattr(importlib.import_module(module), cls)()
 
 
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:
