@@ -49,13 +49,15 @@ def seeds_task(params_path: str) -> str:
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
 def train_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
     """Retrying is safe: training resumes from the last finished epoch's checkpoint."""
-    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track)
+    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track,
+                         params_path=params_path)
     return {k: v for k, v in res.items() if k != "history"}
 
 
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
 def evaluate_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
-    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track)
+    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track,
+                          params_path=params_path)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)
