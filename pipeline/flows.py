@@ -3,7 +3,8 @@ learner -> evaluate every learner -> tournament -> report). Stage logic lives in
 
 Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow()``). Without
 ``PREFECT_API_URL`` Prefect starts a temporary local server for the process; with it, the
-same flows report to that server. The parent flow trains learners concurrently on a task
+same flows report to that server (``make run`` starts one for all stages:
+:mod:`pipeline.prefect_server`). The parent flow trains learners concurrently on a task
 runner: threads by default (``ThreadPoolTaskRunner``), or a Dask cluster (``task_runner="dask"``
 with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
 
