@@ -99,16 +99,13 @@ def deals_input(deals: Sequence[int], name: str, source: str | Path) -> Any:
                                   source=LocalArtifactDatasetSource(str(Path(source).resolve())))
 
 
-def log_inputs(run_id: str, inputs: Sequence[tuple[Any, str]]) -> None:
-    """``(dataset, context)`` pairs as the run's inputs (contexts: ``params``, ``evaluation``...)."""
+def log_inputs(inputs: Sequence[tuple[Any, str]]) -> None:
+    """``(dataset, context)`` pairs as the active run's inputs (contexts: ``params``, ``evaluation``...)."""
     import mlflow
-    from mlflow.entities import DatasetInput, InputTag
-    from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
     if inputs:
-        mlflow.tracking.MlflowClient().log_inputs(run_id, [
-            DatasetInput(ds._to_mlflow_entity(), tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)])
-            for ds, context in inputs])
+        mlflow.log_inputs(datasets=[ds for ds, _ in inputs], contexts=[c for _, c in inputs],
+                          tags_list=[None] * len(inputs))
 
 
 class TrainingRun:
@@ -185,23 +182,21 @@ def training_run(cfg_dict: dict[str, Any], out_dir: Path, inputs: Sequence[tuple
     hash_ = params_hash(cfg_dict)
     out_key = str(Path(out_dir).resolve())
     previous = _unfinished_run(out_key, hash_) if resuming else None
-    if previous:
-        run = mlflow.start_run(run_id=previous[0])
-        tracker = TrainingRun(run.info.run_id, previous[1])
-        resumes = int(run.data.tags.get(RESUMES_TAG, "0")) + 1
-        mlflow.set_tags({RESUMES_TAG: str(resumes), "git_commit": git_commit()})
-    else:
-        run = mlflow.start_run(run_name=f"train-{algo}")
-        tracker = TrainingRun(run.info.run_id)
-        client = mlflow.tracking.MlflowClient()
-        params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in cfg_dict.items()]
-        for i in range(0, len(params), 100):
-            client.log_batch(run.info.run_id, params=params[i:i + 100])
-        mlflow.set_tags({"algo": algo, "stage": "train", "git_commit": git_commit(), "params_hash": hash_,
-                         OUT_DIR_TAG: out_key, **(tags or {})})
-        log_inputs(run.info.run_id, inputs)
+    run = mlflow.start_run(run_id=previous[0]) if previous else mlflow.start_run(run_name=f"train-{algo}")
+    tracker = TrainingRun(run.info.run_id, previous[1] if previous else None)
     status = "FAILED"
     try:
+        if previous:
+            resumes = int(run.data.tags.get(RESUMES_TAG, "0")) + 1
+            mlflow.set_tags({RESUMES_TAG: str(resumes), "git_commit": git_commit()})
+        else:
+            client = mlflow.tracking.MlflowClient()
+            params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in cfg_dict.items()]
+            for i in range(0, len(params), 100):
+                client.log_batch(run.info.run_id, params=params[i:i + 100])
+            mlflow.set_tags({"algo": algo, "stage": "train", "git_commit": git_commit(), "params_hash": hash_,
+                             OUT_DIR_TAG: out_key, **(tags or {})})
+            log_inputs(inputs)
         with _sigterm_raises():
             yield tracker
         for path in artifacts:
@@ -251,7 +246,7 @@ def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[st
     import mlflow
 
     with mlflow.start_run(run_name=f"{stage}-{algo}") as run:
-        log_inputs(run.info.run_id, inputs)
+        log_inputs(inputs)
         for m in results["matches"]:
             opp = m["opponents"][0]
             for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate", "mean_reward"):
