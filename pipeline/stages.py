@@ -68,8 +68,11 @@ def write_curve(history: list[dict[str, Any]], path: Path) -> None:
         w.writerows(rows)
 
 
-def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True) -> dict[str, Any]:
-    """Train one learner (resuming a killed run), write its curve, log it to MLflow."""
+def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True,
+                  params_path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Train one learner (resuming a killed run), write its curve. Tracked, the MLflow run is open
+    while it trains: every epoch is logged as it ends (:func:`climbrl.track.training_run`)."""
+    from climbrl.learn.train import CHECKPOINT, METRICS, POLICY
     from climbrl.training import train
 
     if algo not in params.train:
@@ -77,7 +80,23 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
     cfg = params.train[algo]
     out = RUNS / algo
     start = time.perf_counter()
-    res = train(cfg, out, resume=resume, progress=False)
+    if track:
+        from climbrl import track as tr
+        from climbrl.evaluate.match import deal_seeds
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        inputs = []
+        if Path(params_path).exists():
+            # the in-training evaluations' deals derive from the params file's eval_seed (as in run_match)
+            inputs = [(tr.params_file_input(params_path), "params"),
+                      (tr.deals_input(deal_seeds(cfg.eval_seed, cfg.eval_games // 4),
+                                      f"eval-deals-seed{cfg.eval_seed}", params_path), "evaluation")]
+        with tr.training_run(cfg.to_dict(), out, inputs=inputs, artifacts=[out / POLICY, out / METRICS],
+                             resuming=resume and (out / CHECKPOINT).exists()) as run:
+            res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
+            run.complete(res["history"])
+    else:
+        res = train(cfg, out, resume=resume, progress=False)
     res["wall_seconds"] = time.perf_counter() - start
     write_curve(res["history"], REPORTS / "curves" / f"{algo}.csv")
     timing = {"algo": algo, "train_seconds": res["train_seconds"], "eval_seconds": res["eval_seconds"],
@@ -85,15 +104,11 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
               "decisions_per_s": sum(r["decisions"] for r in res["history"])
               / max(1e-9, sum(r["play_seconds"] for r in res["history"]))}
     (out / "timing.json").write_text(json.dumps(timing, indent=2))
-    if track:
-        from climbrl import track as tr
-
-        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        tr.log_training(cfg.to_dict(), res["history"], out)
     return res
 
 
-def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str, Any]:
+def evaluate_learner(params: Params, algo: str, track: bool = True,
+                     params_path: str | Path = "params.yaml") -> dict[str, Any]:
     """The trained policy against three copies of each baseline on the versioned evaluation deals
     (reports/eval, the reported result) and on the disjoint validation deals (reports/validation,
     which choose the best learner)."""
@@ -139,8 +154,11 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        tr.log_evaluation(algo, result, path)
-        tr.log_evaluation(algo, validation, valid_path, stage="validate")
+        given = [(tr.params_file_input(params_path), "params")] if Path(params_path).exists() else []
+        tr.log_evaluation(algo, result, path, inputs=[(tr.deals_input(seeds, SEEDS.name, SEEDS), "evaluation"),
+                                                      *given])
+        tr.log_evaluation(algo, validation, valid_path, stage="validate",
+                          inputs=[(tr.deals_input(valid_seeds, VALID_SEEDS.name, VALID_SEEDS), "validation"), *given])
     return result
 
 
