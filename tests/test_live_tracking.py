@@ -19,7 +19,7 @@ import yaml
 
 from climbrl import track
 from climbrl.config import train_config
-from climbrl.learn.train import train
+from climbrl.training import train
 
 SMALL = {
     "rules": "paper",
