@@ -250,8 +250,12 @@ def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[st
         for m in results["matches"]:
             opp = m["opponents"][0]
             for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate", "mean_reward"):
-                mlflow.log_metric(f"{k}/{opp}", m[k])
+                if k in m:  # a team game has no chance-normalized rate
+                    mlflow.log_metric(f"{k}/{opp}", m[k])
             mlflow.log_metric(f"games/{opp}", m["games"])
+            for role, r in m.get("by_role", {}).items():
+                for k in ("win_rate", "win_rate_low", "win_rate_high", "mean_reward", "games"):
+                    mlflow.log_metric(f"{k}/{opp}/{role}", r[k])
         mlflow.set_tags({"algo": algo, "stage": stage, "git_commit": git_commit(), **(tags or {})})
         mlflow.log_artifact(str(path))
         return run.info.run_id
