@@ -159,7 +159,11 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
 
     mlflow.set_tracking_uri("sqlite:///mlflow.db")
     runs = mlflow.search_runs(experiment_names=["ddz"])
-    assert set(runs["tags.stage"]) == {"train", "tournament", "behaviour", "register"}
+    assert set(runs["tags.stage"]) == {"train", "evaluate", "validate", "tournament", "behaviour", "register"}
+    ev_run = runs[runs["tags.stage"] == "evaluate"].iloc[0]
+    assert "metrics.win_rate/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
+    norm = "metrics.normalized_win_rate/random"
+    assert norm not in runs.columns or runs[norm].isna().all()
     assert runs[runs["tags.stage"] == "behaviour"]["tags.available"].tolist() == ["false"]
     from climbrl.track import load_registered_policy
 
