@@ -17,12 +17,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# one local Prefect server (127.0.0.1, a free port; PREFECT_API_URL if set) for every stage, stopped
+# afterwards, also on failure: pipeline/prefect_server.py
 run: venv
-	$(VENV)/bin/dvc repro
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro
 
 # the study's entropy and curriculum ablations (about an hour on two cores; not part of `run`)
 ablations: venv
-	$(VENV)/bin/dvc repro ablations/dvc.yaml
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro ablations/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
             print("the study stage is the parent Prefect flow: run it without --no-prefect", file=sys.stderr)
             return 2
         run = {"seeds": lambda: stages.make_seeds(params),
-               "train": lambda: stages.train_learner(params, args.algo, track=track),
-               "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track),
+               "train": lambda: stages.train_learner(params, args.algo, track=track, params_path=args.params),
+               "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track, params_path=args.params),
                "tournament": lambda: stages.tournament(params, track=track),
                "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]

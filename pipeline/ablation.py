@@ -51,6 +51,9 @@ def ablation_configs(name: str, params: Params, **overrides: Any) -> list[tuple[
     """(value, seed index, config) of every run of ablation ``name``, values outer, seeds inner."""
     if name not in ABLATIONS:
         raise ValueError(f"unknown ablation {name!r} (ablations: {', '.join(ABLATIONS)})")
+    if params.game != "big2":
+        raise ValueError(f"the ablations are Big 2's (their evaluation plays four seats, deal by deal); params.yaml "
+                         f"names game {params.game!r}")
     a = dataclasses.replace(params.ablation, **overrides)
     base = params.train.get("ppo") or train_config("ppo", rules=params.rules)
     values = a.entropy if name == "entropy" else a.curriculum
@@ -336,10 +339,15 @@ def main(argv: list[str] | None = None) -> int:
     skip = ("name", "ablation", "params", "out_root", "reports", "deals", "seeds_file")
     overrides = {k: v for k, v in vars(args).items() if k not in skip and v is not None}
     where = {"out_root": args.out_root, "reports": args.reports, "deals": args.deals, "seeds_file": args.seeds_file}
+    params = load_params(args.params)
+    if params.game != "big2":
+        print(f"python -m pipeline.ablation: the ablations are Big 2's; {args.params} names game {params.game!r}",
+              file=sys.stderr)
+        return 2
     if args.name == "evaluate":
-        s = evaluate_ablation(args.ablation, load_params(args.params), **where, **overrides)
+        s = evaluate_ablation(args.ablation, params, **where, **overrides)
     else:
-        s = run_ablation(args.name, load_params(args.params), **where, **overrides)
+        s = run_ablation(args.name, params, **where, **overrides)
     for c in s["final"]["configs"]:
         print(f"{s['param']}={c['value']}: " + ", ".join(
             f"{o} {r['mean']:.3f} [{r['low']:.3f}, {r['high']:.3f}]" for o, r in c["vs"].items()))

@@ -3,7 +3,8 @@ learner -> evaluate every learner -> tournament -> report). Stage logic lives in
 
 Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow()``). Without
 ``PREFECT_API_URL`` Prefect starts a temporary local server for the process; with it, the
-same flows report to that server. The parent flow trains learners concurrently on a task
+same flows report to that server (``make run`` starts one for all stages:
+:mod:`pipeline.prefect_server`). The parent flow trains learners concurrently on a task
 runner: threads by default (``ThreadPoolTaskRunner``), or a Dask cluster (``task_runner="dask"``
 with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
 
@@ -49,13 +50,15 @@ def seeds_task(params_path: str) -> str:
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
 def train_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
     """Retrying is safe: training resumes from the last finished epoch's checkpoint."""
-    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track)
+    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track,
+                         params_path=params_path)
     return {k: v for k, v in res.items() if k != "history"}
 
 
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
 def evaluate_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
-    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track)
+    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track,
+                          params_path=params_path)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)

@@ -3,6 +3,9 @@ with the floors committed in ``ci/regression_floors.yaml``.
 
 A result fails when the upper bound of its 95% interval falls below the floor: sampling error
 alone then cannot explain it. ``python -m pipeline.regression`` runs it (exit 1 on failure).
+
+The gate is Big 2's, whatever ``params.yaml`` says about the game: its floors were measured on
+Big 2 (three opponents per game, the paper rules), so it trains and plays Big 2 explicitly.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import yaml
 
 FLOORS = Path(__file__).resolve().parents[1] / "ci" / "regression_floors.yaml"
+GAME = "big2"
 
 
 def load_floors(path: Path = FLOORS) -> dict[str, Any]:
@@ -31,7 +35,7 @@ def evaluate_agent(agent: str, spec: dict[str, Any]) -> dict[str, dict[str, floa
 
     ev = spec["evaluate"]
     return {opp: run_match(agent, [opp], rules=spec["train"].get("rules", "paper"), games=ev["games"],
-                           seed=ev["seed"], workers=ev.get("workers", 1))
+                           seed=ev["seed"], workers=ev.get("workers", 1), game=GAME)
             for opp in spec["floors"]}
 
 
@@ -42,7 +46,9 @@ def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[st
     from climbrl.training import train
 
     values = dict(spec["train"])
-    cfg = train_config(values.pop("algo"), eval_every=0, **values)
+    if values.pop("game", GAME) != GAME:
+        raise ValueError(f"the regression gate's floors are {GAME}'s: its train section must not name another game")
+    cfg = train_config(values.pop("algo"), game=GAME, eval_every=0, **values)
     shutil.rmtree(out_dir, ignore_errors=True)
     train(cfg, out_dir, progress=False)
     return evaluate_agent(f"checkpoint:{out_dir / 'policy.pt'}", spec)

@@ -10,6 +10,14 @@ Paths (relative to the repository root):
   reports/behaviour/              the interpretability window (committed)
   reports/metrics.json            the headline numbers (DVC metrics, committed)
   reports/report.md, .html        the generated report (committed)
+
+The game is ``params.game`` (``game:`` in params.yaml, default big2) under ``params.rules``: every
+match, deep evaluation, tournament and training plays it, with its number of seats. The JSON of a
+Big 2 run is as it always was; another game's evaluation files also name the game at the top
+(``"game": "doudizhu"``; every match summary names it in any case, and a team game's holds its
+per-role results, ``by_role``). The interpretability window reads Big 2 games only: for another
+game the behaviour stage still writes ``reports/behaviour/behaviour.json`` (DVC expects the
+stage's output), saying that the window is not available for that game, and the report says so.
 """
 
 from __future__ import annotations
@@ -68,8 +76,23 @@ def write_curve(history: list[dict[str, Any]], path: Path) -> None:
         w.writerows(rows)
 
 
-def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True) -> dict[str, Any]:
-    """Train one learner (resuming a killed run), write its curve, log it to MLflow."""
+def _players(params: Params) -> int:
+    from climbrl.games.registry import num_players
+
+    return num_players(params.game)
+
+
+def _game_key(params: Params) -> dict[str, str]:
+    """``{"game": ...}`` at the top of a stage's JSON, for a game other than Big 2 (whose files
+    keep the layout they had before the second game)."""
+    return {} if params.game == "big2" else {"game": params.game}
+
+
+def train_learner(params: Params, algo: str, track: bool = True, resume: bool = True,
+                  params_path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Train one learner (resuming a killed run), write its curve. Tracked, the MLflow run is open
+    while it trains: every epoch is logged as it ends (:func:`climbrl.track.training_run`)."""
+    from climbrl.learn.train import CHECKPOINT, METRICS, POLICY
     from climbrl.training import train
 
     if algo not in params.train:
@@ -77,7 +100,23 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
     cfg = params.train[algo]
     out = RUNS / algo
     start = time.perf_counter()
-    res = train(cfg, out, resume=resume, progress=False)
+    if track:
+        from climbrl import track as tr
+        from climbrl.evaluate.match import deal_seeds
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        inputs = []
+        if Path(params_path).exists():
+            # the in-training evaluations' deals derive from the params file's eval_seed (as in run_match)
+            inputs = [(tr.params_file_input(params_path), "params"),
+                      (tr.deals_input(deal_seeds(cfg.eval_seed, cfg.eval_games // cfg.num_players),
+                                      f"eval-deals-seed{cfg.eval_seed}", params_path), "evaluation")]
+        with tr.training_run(cfg.to_dict(), out, inputs=inputs, artifacts=[out / POLICY, out / METRICS],
+                             resuming=resume and (out / CHECKPOINT).exists()) as run:
+            res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
+            run.complete(res["history"])
+    else:
+        res = train(cfg, out, resume=resume, progress=False)
     res["wall_seconds"] = time.perf_counter() - start
     write_curve(res["history"], REPORTS / "curves" / f"{algo}.csv")
     timing = {"algo": algo, "train_seconds": res["train_seconds"], "eval_seconds": res["eval_seconds"],
@@ -85,27 +124,24 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
               "decisions_per_s": sum(r["decisions"] for r in res["history"])
               / max(1e-9, sum(r["play_seconds"] for r in res["history"]))}
     (out / "timing.json").write_text(json.dumps(timing, indent=2))
-    if track:
-        from climbrl import track as tr
-
-        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        tr.log_training(cfg.to_dict(), res["history"], out)
     return res
 
 
-def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str, Any]:
-    """The trained policy against three copies of each baseline on the versioned evaluation deals
-    (reports/eval, the reported result) and on the disjoint validation deals (reports/validation,
-    which choose the best learner)."""
+def evaluate_learner(params: Params, algo: str, track: bool = True,
+                     params_path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The trained policy against a copy of each baseline in every other seat on the versioned
+    evaluation deals (reports/eval, the reported result) and on the disjoint validation deals
+    (reports/validation, which choose the best learner)."""
     from climbrl.evaluate.match import run_match
 
+    n = _players(params)
     seeds, valid_seeds = load_seeds(), load_seeds(VALID_SEEDS)
-    check_disjoint(seeds[:params.evaluate.games // 4], valid_seeds)
+    check_disjoint(seeds[:params.evaluate.games // n], valid_seeds)
     policy = RUNS / algo / "policy.pt"
 
     def play(deals: list[int], games: int, seed: int) -> list[dict[str, Any]]:
         matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
-                             workers=params.evaluate.workers, seed=seed, seeds=deals)
+                             workers=params.evaluate.workers, seed=seed, seeds=deals, game=params.game)
                    for opp in params.evaluate.opponents]
         for m in matches:
             m["agent"] = algo
@@ -113,20 +149,21 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
 
     matches = play(seeds, params.evaluate.games, 0)
     vs = params.seeds
-    validation = {"algo": algo, "rules": params.rules, "deal_seed": vs.validation_seed,
-                  "matches": play(valid_seeds, 4 * vs.validation_deals, vs.validation_seed)}
+    validation = {"algo": algo, **_game_key(params), "rules": params.rules, "deal_seed": vs.validation_seed,
+                  "matches": play(valid_seeds, n * vs.validation_deals, vs.validation_seed)}
     deep = []
     if params.evaluate.repeats > 1:
         from climbrl.evaluate.deep import deep_evaluate
 
         # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
         deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
-                              repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers)
+                              repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
+                              game=params.game)
                 for opp in params.evaluate.opponents]
         for d in deep:
             d["agent"] = algo
     timing = json.loads((RUNS / algo / "timing.json").read_text()) if (RUNS / algo / "timing.json").exists() else {}
-    result = {"algo": algo, "rules": params.rules, "matches": matches, "timing": timing}
+    result = {"algo": algo, **_game_key(params), "rules": params.rules, "matches": matches, "timing": timing}
     if deep:
         result["deep"] = deep
     path = REPORTS / "eval" / f"{algo}.json"
@@ -139,21 +176,26 @@ def evaluate_learner(params: Params, algo: str, track: bool = True) -> dict[str,
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        tr.log_evaluation(algo, result, path)
-        tr.log_evaluation(algo, validation, valid_path, stage="validate")
+        given = [(tr.params_file_input(params_path), "params")] if Path(params_path).exists() else []
+        tr.log_evaluation(algo, result, path, inputs=[(tr.deals_input(seeds, SEEDS.name, SEEDS), "evaluation"),
+                                                      *given])
+        tr.log_evaluation(algo, validation, valid_path, stage="validate",
+                          inputs=[(tr.deals_input(valid_seeds, VALID_SEEDS.name, VALID_SEEDS), "validation"), *given])
     return result
 
 
 def tournament(params: Params, track: bool = True) -> dict[str, Any]:
-    """Every trained learner and the rule agents in one balanced round-robin."""
+    """Every trained learner and the rule agents in one balanced round-robin of the game's seats
+    (rule agents by default: those that play the game, :data:`climbrl.config.GAME_SETUP`)."""
+    from climbrl.config import GAME_SETUP
     from climbrl.evaluate.tournament import plot_pairwise, run_tournament
 
     t = params.raw.get("tournament", {})
-    rule_agents = t.get("rule_agents", ["random", "greedy", "heuristic", "aggressive", "conservative"])
+    rule_agents = t.get("rule_agents", list(GAME_SETUP[params.game].rule_agents))
     learners = [f"{a}=checkpoint:{RUNS / a / 'policy.pt'}" for a in params.learners()
                 if (RUNS / a / "policy.pt").exists()]
     res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
-                         seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)))
+                         seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
     out = REPORTS / "tournament.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
     plot_pairwise(res, str(REPORTS / "tournament_pairwise.png"))
@@ -174,9 +216,17 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
 
 def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     """The interpretability window: every learner's final policy and kept snapshots, and the
-    reference rule agents, recorded over evaluation games on the versioned deals."""
-    from climbrl.evaluate.behaviour import plot_behaviour, record_behaviour
+    reference rule agents, recorded over evaluation games on the versioned deals.
 
+    The window reads Big 2 games only (:data:`climbrl.evaluate.behaviour.GAMES`). For another game
+    the stage does not fail, and does not skip its output (DVC would then report the stage's
+    ``reports/behaviour`` missing and the report stage could not run): it writes
+    ``behaviour.json`` saying that the window is not available for that game (``available:
+    false``, a ``note``, no agents), which the report shows in place of the window."""
+    from climbrl.evaluate.behaviour import GAMES, plot_behaviour, record_behaviour
+
+    if params.game not in GAMES:
+        return _behaviour_unavailable(params, track)
     b = params.behaviour
     seeds = load_seeds()
 
@@ -219,6 +269,33 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
             mlflow.log_artifact(str(out / "behaviour.json"))
             for f in figures:
                 mlflow.log_artifact(f)
+    return data
+
+
+def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
+    """The behaviour stage's output for a game the window cannot read yet."""
+    from climbrl.config import GAME_SETUP
+    from climbrl.evaluate.behaviour import GAMES
+
+    data = {"game": params.game, "rules": params.rules, "available": False,
+            "note": f"The interpretability window is not available for {GAME_SETUP[params.game].title} yet: it "
+                    f"reads {', '.join(GAME_SETUP[g].title for g in GAMES)} games only (their own move types).",
+            "agents": {}, "checkpoints": {}}
+    out = REPORTS / "behaviour"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):  # figures of an earlier game's run would otherwise pass for this one's
+        old.unlink()
+    (out / "behaviour.json").write_text(json.dumps(data, indent=2) + "\n")
+    if track:
+        import mlflow
+
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        with mlflow.start_run(run_name="behaviour"):
+            mlflow.set_tags({"stage": "behaviour", "game": params.game, "available": "false",
+                             "git_commit": tr.git_commit()})
+            mlflow.log_artifact(str(out / "behaviour.json"))
     return data
 
 

@@ -182,7 +182,7 @@ def cmd_baselines(args: argparse.Namespace) -> None:
     from climbrl.evaluate.baselines_report import baselines_report, to_markdown, write_report
 
     report = baselines_report(games=args.games, seed=args.seed, workers=args.workers,
-                              public_agent=not args.no_public_agent)
+                              public_agent=not args.no_public_agent, game=args.game, rules=args.rules or "")
     write_report(report, args.out)
     print(to_markdown(report) + f"({report['seconds']:.1f} s)")
 
@@ -238,11 +238,12 @@ def cmd_tune(args: argparse.Namespace) -> None:
     params = load_params(args.params)
     res = run_study(params.tune, rules=params.rules, algo=args.algo, trials=args.trials, storage=args.storage,
                     study_name=args.study, best_yaml=args.best_out, track=not args.no_track,
-                    tracking=params.tracking)
+                    tracking=params.tracking, game=params.game)
     text = (f"study {res['study']} ({res['storage']}): {res['trials']} trials, {res['complete']} complete, "
             f"{res['pruned']} pruned")
     if "best_value" in res:
-        text += f"; best win rate vs heuristic {res['best_value']:.3f} with {res['best_params']} -> {res['best_yaml']}"
+        text += (f"; best win rate vs {params.tune.opponent} {res['best_value']:.3f} with {res['best_params']} -> "
+                 f"{res['best_yaml']}")
     _write_json(res, None, args.json, text)
 
 
@@ -393,7 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--trials", type=int, default=None, help="total trials wanted (finished ones are kept)")
     tu.add_argument("--storage", default=None, help="Optuna storage URL (default params.yaml: sqlite:///optuna.db)")
     tu.add_argument("--study", default=None, help="study name")
-    tu.add_argument("--params", default="params.yaml", help="params file (its tune section: budget, seed)")
+    tu.add_argument("--params", default="params.yaml",
+                    help="params file (its game and rules; its tune section: budget, seed, opponent)")
     tu.add_argument("--best-out", default=None, help="YAML for the best parameters (default reports/tune/)")
     tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
     tu.add_argument("--json", action="store_true")
@@ -424,10 +426,15 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_play)
 
     bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
-    bl.add_argument("--games", type=int, default=1000, help="games per match (multiple of 4)")
+    bl.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
+    bl.add_argument("--rules", default=None,
+                    help="the rule agents' rules preset (default: the game's, Big 2 paper; the public agent plays "
+                    "its own, charlesworth)")
+    bl.add_argument("--games", type=int, default=1000,
+                    help="games per match (a multiple of the number of players: Big 2 4, Dou Dizhu 3)")
     bl.add_argument("--seed", type=int, default=0)
     bl.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent")
+    bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent (Big 2 only)")
     bl.add_argument("--out", default="reports", help="output folder")
     bl.set_defaults(func=cmd_baselines)
 

@@ -139,6 +139,28 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
 """Per-game defaults (the rule agents that play the game; a multiple of 3 games)."""
 
 
+@dataclass(frozen=True)
+class GameSetup:
+    """What the study and its pipeline use of one game."""
+
+    title: str
+    """The game's name in reports (``Big 2``, ``Dou Dizhu``)."""
+    baselines: tuple[str, ...]
+    """The study's baselines: the evaluation opponents (and the behaviour window's) by default."""
+    rule_agents: tuple[str, ...]
+    """The built-in rule agents that play the game: the tournament's and the baseline table's
+    (the public agent, outside data, is not among them)."""
+    tune_opponent: str
+    """The opponent of the Optuna objective by default (the strongest rule agent)."""
+
+
+GAME_SETUP: dict[str, GameSetup] = {
+    "big2": GameSetup("Big 2", ("random", "greedy", "heuristic"),
+                      ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
+    "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy"), ("random", "greedy"), "greedy"),
+}
+
+
 def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from climbrl.config import ALGOS, CURRICULA, ConfigError, TrainConfig, train_config
+from climbrl.config import ALGOS, CURRICULA, GAME_SETUP, ConfigError, TrainConfig, train_config
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
 SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
@@ -70,6 +70,9 @@ class TuneParams:
     storage: str
     study: str
     pruner: str
+    opponent: str = "heuristic"
+    """The objective's opponent (a copy in every other seat); default: the game's
+    :attr:`~climbrl.config.GameSetup.tune_opponent` (Big 2 heuristic, Dou Dizhu greedy)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,9 @@ class AblationParams:
 @dataclass(frozen=True)
 class BehaviourParams:
     """The interpretability window: recorded evaluation games of every learner, its kept
-    snapshots and the reference rule agents."""
+    snapshots and the reference rule agents (Big 2 only for now: for another game the behaviour
+    stage writes a note that the window is not available, see :func:`pipeline.stages.behaviour`).
+    Defaults: the game's baselines, 100 deals x every seat."""
 
     games: int
     opponents: tuple[str, ...]
@@ -135,8 +140,11 @@ def parse_params(raw: dict[str, Any]) -> Params:
         if key not in SECTIONS:
             raise ParamsError(f"{key}: unknown section (sections: {', '.join(SECTIONS)})")
     game = raw.get("game", "big2")
-    if game not in DEFAULT_PRESETS:
+    if not isinstance(game, str) or game not in DEFAULT_PRESETS:
         raise ParamsError(f"game: unknown game {game!r} (games: {', '.join(DEFAULT_PRESETS)})")
+    # the registry's own string: a checkpoint pickles the same objects, hence the same bytes, whether
+    # params.yaml names the game or leaves it to the default
+    game = next(g for g in DEFAULT_PRESETS if g == game)
     presets = game_presets(game)
     rules = raw.get("rules", DEFAULT_PRESETS[game])
     if rules not in presets:
@@ -169,7 +177,7 @@ def parse_params(raw: dict[str, Any]) -> Params:
             where = f"train.{algo}" if field_name in values else "train.common"
             raise ParamsError(f"{where}.{field_name}:{key[1]}") from None
     e = _section(raw, "evaluate")
-    opponents = e.get("opponents", ["random", "greedy", "heuristic"])
+    opponents = e.get("opponents", list(GAME_SETUP[game].baselines))
     if not isinstance(opponents, list) or not opponents:
         raise ParamsError("evaluate.opponents: must be a non-empty list of agents")
     _agent_list({"rule_agents": [], **_section(raw, "tournament")}, "rule_agents", "tournament", game)
@@ -187,7 +195,11 @@ def parse_params(raw: dict[str, Any]) -> Params:
         games_per_epoch=_int(u, "games_per_epoch", "tune", 1), eval_every=_int(u, "eval_every", "tune", 1),
         eval_games=_int(u, "eval_games", "tune", 4), seed=_int(u, "seed", "tune"),
         storage=_str(u, "storage", "tune"), study=_str(u, "study", "tune"), pruner=_str(u, "pruner", "tune"),
+        opponent=_agent_list({"opponent": [u.get("opponent", GAME_SETUP[game].tune_opponent)]}, "opponent", "tune",
+                             game)[0],
     )
+    if tune.eval_games % n_players:
+        raise ParamsError(f"tune.eval_games: must be a multiple of {n_players}, got {tune.eval_games}")
     if tune.algo not in ALGOS:
         raise ParamsError(f"tune.algo: unknown learner {tune.algo!r}")
     if tune.pruner not in ("median", "none"):
@@ -196,7 +208,7 @@ def parse_params(raw: dict[str, Any]) -> Params:
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
-                  _behaviour(_section(raw, "behaviour")), raw, game)
+                  _behaviour(_section(raw, "behaviour"), game), raw, game)
 
 
 def _agent_list(b: dict, key: str, section: str = "behaviour", game: str = "big2") -> tuple[str, ...]:
@@ -216,16 +228,18 @@ def _agent_list(b: dict, key: str, section: str = "behaviour", game: str = "big2
     return tuple(v)
 
 
-def _behaviour(b: dict) -> BehaviourParams:
-    b = {"games": 400, "opponents": ["random", "greedy", "heuristic"],
-         "reference_agents": ["random", "greedy", "heuristic"], "workers": 2, **b}
-    games = _int(b, "games", "behaviour", 4)
-    if games % 4:
-        raise ParamsError(f"behaviour.games: must be a multiple of 4, got {games}")
-    opponents = _agent_list(b, "opponents")
+def _behaviour(b: dict, game: str = "big2") -> BehaviourParams:
+    n = num_players(game)
+    baselines = list(GAME_SETUP[game].baselines)
+    b = {"games": 100 * n, "opponents": baselines, "reference_agents": baselines, "workers": 2, **b}
+    games = _int(b, "games", "behaviour", n)
+    if games % n:
+        raise ParamsError(f"behaviour.games: must be a multiple of {n}, got {games}")
+    opponents = _agent_list(b, "opponents", "behaviour", game)
     if not opponents:
         raise ParamsError("behaviour.opponents: must name at least one opponent")
-    return BehaviourParams(games, opponents, _agent_list(b, "reference_agents"), _int(b, "workers", "behaviour", 1))
+    return BehaviourParams(games, opponents, _agent_list(b, "reference_agents", "behaviour", game),
+                           _int(b, "workers", "behaviour", 1))
 
 
 def _ablation(a: dict) -> AblationParams:

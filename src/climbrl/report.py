@@ -1,5 +1,12 @@
 """Generated reports: reports/report.md, a self-contained reports/report.html (figures embedded,
-no network needed to view it), PNG figures and reports/metrics.json. Never hand-written."""
+no network needed to view it), PNG figures and reports/metrics.json. Never hand-written.
+
+The game is ``params.game``: the number of opponents, the deals x seats, the tournament's groups
+and the chance level come from it. A free-for-all game (Big 2) has a chance level (1 / players:
+the normalized win rates and the dotted line of the figures); a team game (Dou Dizhu) has none,
+and has a per-role table instead (the ``by_role`` of its match summaries; in metrics.json
+``win_rate/OPPONENT/ROLE`` and the like), and metrics.json names the game.
+"""
 
 from __future__ import annotations
 
@@ -15,13 +22,45 @@ from typing import Any
 
 from climbrl.params import Params
 
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _word(n: int) -> str:
+    return _WORDS.get(n, str(n))
+
+
+class _Game:
+    """What the report's wording needs of the game: seats, whether it is free-for-all, its title."""
+
+    def __init__(self, params: Params) -> None:
+        from climbrl.config import GAME_SETUP
+        from climbrl.games.registry import make_game
+
+        game = make_game(f"{params.game}:{params.rules}")
+        self.name = params.game
+        self.title = GAME_SETUP[params.game].title
+        self.players = game.num_players
+        self.opponents = self.players - 1
+        self.free_for_all = len(game.roles) == 1
+        self.roles = tuple(game.roles)
+        self.chance = 1.0 / self.players if self.free_for_all else None
+        """The win rate of random play against random play (free-for-all only)."""
+
+    def copies(self) -> str:
+        """``three copies`` (Big 2), ``two copies`` (Dou Dizhu)."""
+        return f"{_word(self.opponents)} copies"
+
+    def vs(self, opp: str) -> str:
+        return f"vs {self.opponents}x {opp}"
+
 
 def _read_curve(path: Path) -> list[dict[str, float]]:
     with open(path) as f:
         return [{k: float(v) for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(f)]
 
 
-def _plot_curves(curves: dict[str, list[dict[str, float]]], opponents: tuple[str, ...], out: Path) -> list[Path]:
+def _plot_curves(curves: dict[str, list[dict[str, float]]], opponents: tuple[str, ...], out: Path,
+                 game: _Game) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -38,10 +77,11 @@ def _plot_curves(curves: dict[str, list[dict[str, float]]], opponents: tuple[str
             ax.plot(x, [r[f"win_rate/{opp}"] for r in pts], label=algo)
             ax.fill_between(x, [r[f"win_rate_low/{opp}"] for r in pts], [r[f"win_rate_high/{opp}"] for r in pts],
                             alpha=0.2)
-        ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+        if game.chance is not None:
+            ax.axhline(game.chance, color="grey", linestyle=":", linewidth=1)
         ax.set_xlabel("epoch")
         ax.set_ylabel("win rate (95% CI)")
-        ax.set_title(f"against three {opp} players")
+        ax.set_title(f"against {_word(game.opponents)} {opp} players")
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8)
         p = out / f"curve_{opp}.png"
@@ -52,7 +92,8 @@ def _plot_curves(curves: dict[str, list[dict[str, float]]], opponents: tuple[str
     return paths
 
 
-def _plot_final(finals: dict[str, dict[str, dict[str, Any]]], opponents: tuple[str, ...], out: Path) -> Path:
+def _plot_final(finals: dict[str, dict[str, dict[str, Any]]], opponents: tuple[str, ...], out: Path,
+                game: _Game) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -66,8 +107,9 @@ def _plot_final(finals: dict[str, dict[str, dict[str, Any]]], opponents: tuple[s
         rates = [finals[a][opp]["win_rate"] for a in algos]
         lo = [finals[a][opp]["win_rate"] - finals[a][opp]["win_rate_low"] for a in algos]
         hi = [finals[a][opp]["win_rate_high"] - finals[a][opp]["win_rate"] for a in algos]
-        ax.bar(xs, rates, width, yerr=[lo, hi], capsize=3, label=f"vs 3x {opp}")
-    ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+        ax.bar(xs, rates, width, yerr=[lo, hi], capsize=3, label=game.vs(opp))
+    if game.chance is not None:
+        ax.axhline(game.chance, color="grey", linestyle=":", linewidth=1)
     ax.set_xticks([i + width * (len(opponents) - 1) / 2 for i in range(len(algos))], algos)
     ax.set_ylabel("final win rate (95% CI)")
     ax.set_ylim(0, 1)
@@ -79,7 +121,7 @@ def _plot_final(finals: dict[str, dict[str, dict[str, Any]]], opponents: tuple[s
     return p
 
 
-def _optuna_section(params: Params) -> tuple[list[str], dict[str, Any]]:
+def _optuna_section(params: Params, game: _Game) -> tuple[list[str], dict[str, Any]]:
     """Best trials and parameter importances of the configured study, when it exists."""
     storage = params.tune.storage
     if storage.startswith("sqlite:///") and not Path(storage.removeprefix("sqlite:///")).exists():
@@ -97,7 +139,7 @@ def _optuna_section(params: Params) -> tuple[list[str], dict[str, Any]]:
     lines = [f"## Hyperparameter search ({params.tune.study})", "",
              f"{len(study.trials)} trials ({len(done)} complete, "
              f"{sum(t.state.name == 'PRUNED' for t in study.trials)} pruned); objective: win rate against "
-             "three heuristic players at the reduced budget.", "",
+             f"{_word(game.opponents)} {params.tune.opponent} players at the reduced budget.", "",
              "| trial | win rate | parameters |", "|---|---|---|"]
     for t in sorted(done, key=lambda t: -(t.value or 0))[:5]:
         lines.append(f"| {t.number} | {t.value:.3f} | {', '.join(f'{k}={v:.3g}' for k, v in t.params.items())} |")
@@ -115,6 +157,7 @@ def _optuna_section(params: Params) -> tuple[list[str], dict[str, Any]]:
 def build_report(params: Params, reports: Path, runs: Path) -> Path:
     figs = reports / "figures"
     figs.mkdir(parents=True, exist_ok=True)
+    game = _Game(params)
     opponents = params.evaluate.opponents
     evals: dict[str, dict[str, Any]] = {}
     for algo in params.learners():
@@ -126,12 +169,19 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     finals = {a: {m["opponents"][0]: m for m in e["matches"]} for a, e in evals.items()}
     valids = _read_validation(reports, list(finals))
     metrics: dict[str, Any] = {"rules": params.rules, "learners": {}}
+    if game.name != "big2":
+        metrics["game"] = game.name
     for algo, by_opp in finals.items():
         m = metrics["learners"][algo] = {}
         for opp, r in by_opp.items():
             for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate"):
-                m[f"{k}/{opp}"] = r[k]
+                if k in r:  # a team game has no chance level to normalize by
+                    m[f"{k}/{opp}"] = r[k]
             m[f"games/{opp}"] = r["games"]
+            for role, x in r.get("by_role", {}).items():
+                for k in ("win_rate", "win_rate_low", "win_rate_high", "mean_reward"):
+                    m[f"{k}/{opp}/{role}"] = x[k]
+                m[f"games/{opp}/{role}"] = x["games"]
         timing = evals[algo].get("timing", {})
         for k in ("train_seconds", "eval_seconds", "decisions_per_s"):
             if k in timing:
@@ -147,31 +197,41 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
             "validation_deal_seed": next(iter(valids.values()))["deal_seed"], "evaluation_deal_seed": params.seeds.seed,
             "validation_mean_win_rate": {a: _mean_rate(v["by_opp"]) for a, v in valids.items()},
             "evaluation_mean_win_rate": {a: _mean_rate(f) for a, f in finals.items()}}
-    figure_paths = _plot_curves(curves, opponents, figs) if curves else []
+    figure_paths = _plot_curves(curves, opponents, figs, game) if curves else []
     if finals:
-        figure_paths.append(_plot_final(finals, opponents, figs))
-    optuna_lines, optuna_info = _optuna_section(params)
+        figure_paths.append(_plot_final(finals, opponents, figs, game))
+    optuna_lines, optuna_info = _optuna_section(params, game)
     if optuna_info:
         metrics["tune"] = {k: v for k, v in optuna_info.items() if k != "importances"}
 
+    n, g = game.players, params.evaluate.games
+    scale = (f"normalized = win rate / {game.chance:g} (random play = 1.0)" if game.chance is not None else
+             f"a team game: every deal is played from every seat, and the table by role gives each role's win "
+             f"rate and mean score ({', '.join(game.roles)})")
     md = [f"# {params.raw.get('report', {}).get('title', 'climbrl report')}", "",
+          ("" if game.name == "big2" else f"Game: {game.title}. ") +
           f"Rules: `{params.rules}`. Every learner: {_budget(params)}. Final evaluation: each "
-          f"learner's greedy policy against three copies of each baseline, {params.evaluate.games} games "
-          f"({params.evaluate.games // 4} versioned deals x 4 seats); win rates with 95% Wilson intervals; "
-          "normalized = win rate / 0.25 (random play = 1.0). Generated by `dvc repro` (stage `report`).", ""]
+          f"learner's greedy policy against {game.copies()} of each baseline, {g} games "
+          f"({g // n} versioned deals x {n} seats); win rates with 95% Wilson intervals; "
+          f"{scale}. Generated by `dvc repro` (stage `report`).", ""]
     if finals:
+        norm_head = " | normalized (" + ", ".join(opponents) + ")" if game.free_for_all else ""
         md += ["## Final comparison", "", f"On the evaluation deals (seed {params.seeds.seed}).", "",
-               "| learner | " + " | ".join(f"vs 3x {o}" for o in opponents) +
-               " | normalized (" + ", ".join(opponents) + ") | training time | decisions/s |",
-               "|---|" + "---|" * len(opponents) + "---|---|---|"]
+               "| learner | " + " | ".join(game.vs(o) for o in opponents) +
+               norm_head + " | training time | decisions/s |",
+               "|---|" + "---|" * len(opponents) + "---|" * game.free_for_all + "---|---|"]
         for algo in finals:
-            norm = ", ".join(f"{finals[algo][o]['normalized_win_rate']:.2f}" for o in opponents)
+            norm = (" | " + ", ".join(f"{finals[algo][o]['normalized_win_rate']:.2f}" for o in opponents)
+                    if game.free_for_all else "")
             t = evals[algo].get("timing", {})
             secs = t.get("train_seconds", math.nan) + t.get("eval_seconds", 0.0)
-            md.append(f"| {algo} | " + " | ".join(_rate_cells(finals[algo], opponents)) + f" | {norm} | "
+            md.append(f"| {algo} | " + " | ".join(_rate_cells(finals[algo], opponents)) + f"{norm} | "
                       f"{secs / 60:.1f} min | {t.get('decisions_per_s', math.nan):,.0f} |")
-        md += ["", *_selection_lines(valids, finals, opponents, metrics), ""]
-        md += _deep_lines(evals, opponents, metrics)
+        md += [""]
+        if not game.free_for_all:
+            md += [*_role_lines(finals, opponents, game), ""]
+        md += [*_selection_lines(valids, finals, opponents, metrics, game), ""]
+        md += _deep_lines(evals, opponents, metrics, game)
     baselines = reports / "baselines.md"
     if baselines.exists():
         md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
@@ -184,9 +244,12 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         heat = reports / "tournament_pairwise.png"
         if heat.exists():
             figure_paths.append(heat)
-        md += ["## Tournament", "", f"Balanced round-robin of four-seat games ({t['games']} games: every group of "
-               "four, every deal in all 6 cyclic seat orders x 4 rotations). Rating: a Plackett-Luce "
-               "maximum-likelihood fit on all the finishing orders at once (independent of the order of the games), "
+        seats = _word(n)
+        results = ("all the finishing orders" if game.free_for_all else
+                   "all the results (the winning side ahead of the others, tied)")
+        md += ["## Tournament", "", f"Balanced round-robin of {seats}-seat games ({t['games']} games: every group of "
+               f"{seats}, every deal in all {math.factorial(n - 1)} cyclic seat orders x {n} rotations). Rating: a "
+               f"Plackett-Luce maximum-likelihood fit on {results} at once (independent of the order of the games), "
                "on an Elo-like scale (a lead of 200 points = finishing ahead 76% of the time), with 95% bootstrap "
                "intervals over deals and games; sorted by the rating.", "", "```", format_leaderboard(t), "```", "",
                "![tournament_pairwise](tournament_pairwise.png)", ""]
@@ -239,8 +302,29 @@ def _rate_cells(by_opp: dict[str, dict[str, Any]], opponents: Sequence[str]) -> 
             for r in (by_opp[o] for o in opponents)]
 
 
+def _role_lines(finals: dict[str, dict[str, dict[str, Any]]], opponents: Sequence[str], game: _Game) -> list[str]:
+    """A team game's table by role: each learner's win rate and mean score in each role, per
+    baseline, on the evaluation deals (the ``by_role`` of the match summaries)."""
+    lines = ["## By role", "", "Each learner in each role, on the evaluation deals: win rate with its 95% Wilson "
+             "interval and the number of games, then the mean score with its 95% interval.", "",
+             "| learner | role | " + " | ".join(game.vs(o) for o in opponents) + " |",
+             "|---|---|" + "---|" * len(opponents)]
+    for algo, by_opp in finals.items():
+        roles = list(dict.fromkeys(r for o in opponents for r in by_opp[o].get("by_role", {})))
+        for role in roles:
+            cells = []
+            for o in opponents:
+                x = by_opp[o].get("by_role", {}).get(role)
+                cells.append("-" if x is None else
+                             f"{x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] "
+                             f"(n={x['games']}); score {x['mean_reward']:+.3f} [{x['mean_reward_low']:+.3f}, "
+                             f"{x['mean_reward_high']:+.3f}]")
+            lines.append(f"| {algo} | {role} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _selection_lines(valids: dict[str, dict[str, Any]], finals: dict[str, dict[str, dict[str, Any]]],
-                     opponents: Sequence[str], metrics: dict[str, Any]) -> list[str]:
+                     opponents: Sequence[str], metrics: dict[str, Any], game: _Game) -> list[str]:
     """The validation table, the winner and which deals chose it."""
     sel = metrics["selection"]
     games = next(iter(next(iter(valids.values()))["by_opp"].values()))["games"]
@@ -249,7 +333,7 @@ def _selection_lines(valids: dict[str, dict[str, Any]], finals: dict[str, dict[s
              f"The winner was chosen on the validation deals (seed {sel['validation_deal_seed']}, {games} games "
              f"per baseline); the evaluation table above is reported on disjoint deals (seed "
              f"{sel['evaluation_deal_seed']}, {eval_games} games per baseline).", "",
-             "| learner | " + " | ".join(f"vs 3x {o}" for o in opponents)
+             "| learner | " + " | ".join(game.vs(o) for o in opponents)
              + " | mean (validation) | mean (evaluation) |",
              "|---|" + "---|" * len(opponents) + "---|---|"]
     for algo, v in valids.items():
@@ -285,7 +369,8 @@ def _ablation_lines(reports: Path, figure_paths: list[Path]) -> list[str]:
     return lines + [""]
 
 
-def _deep_lines(evals: dict[str, dict[str, Any]], opponents: Sequence[str], metrics: dict[str, Any]) -> list[str]:
+def _deep_lines(evals: dict[str, dict[str, Any]], opponents: Sequence[str], metrics: dict[str, Any],
+                game: _Game) -> list[str]:
     """The deep evaluation table (``evaluate.repeats`` > 1), when the evaluations hold one."""
     deep = {a: {d["opponents"][0]: d for d in e["deep"]} for a, e in evals.items() if e.get("deep")}
     if not deep:
@@ -295,7 +380,7 @@ def _deep_lines(evals: dict[str, dict[str, Any]], opponents: Sequence[str], metr
              f"Each final policy again on {first['repeats']} fresh deal sets of {first['games_per_repeat']} games "
              "per baseline: mean +- standard deviation of the win rate over the repeats, then the pooled win rate "
              "with its 95% interval.", "",
-             "| learner | " + " | ".join(f"vs 3x {o}" for o in opponents) + " |", "|---|" + "---|" * len(opponents)]
+             "| learner | " + " | ".join(game.vs(o) for o in opponents) + " |", "|---|" + "---|" * len(opponents)]
     for algo, by_opp in deep.items():
         cells = []
         for o in opponents:

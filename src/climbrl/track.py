@@ -6,6 +6,12 @@ Telemetry off is an environment default that a program sets where it starts
 (:func:`climbrl.environment.environment_defaults`; the Makefile and CI export the same
 variables), never as a side effect of importing this module.
 Open the UI: ``mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000``.
+
+A training is logged while it runs (:func:`training_run`, the training loop's ``on_epoch``): the
+run starts before the first epoch and ends after the last, every epoch's row is logged as it
+ends (real time, step = epoch), and a stopped or failed training leaves its run KILLED or FAILED
+with the epochs so far. The experiment carries MLflow's kind tag (model training), the runs
+their inputs (the params file, the deal sets) as datasets.
 """
 
 from __future__ import annotations
@@ -13,13 +19,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 PIP_REQUIREMENTS = ["torch==2.13.0", "numpy==2.4.6", "climbrl==0.1.0"]
 REGISTERED_DIR = "policy"
 REGISTERED_FILE = "policy.pt"
+# The experiment's kind as MLflow's UI reads it (mlflow 3.17: the tag the UI's kind selector writes;
+# without it the UI guesses, and guessed GenAI for the study): model training, not GenAI.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+OUT_DIR_TAG = "climbrl.out_dir"     # a training run's output folder: a resumed training finds its run by it
+RESUMES_TAG = "climbrl.resumes"     # how many times the run was continued by a resumed training
+STEP_METRIC = "games"               # a metric every epoch's row has: the epochs a run holds
 
 
 def git_commit() -> str:
@@ -35,12 +54,15 @@ def params_hash(obj: Any) -> str:
 
 
 def configure(tracking_uri: str, experiment: str) -> str:
-    """Point MLflow at the store (the environment wins) and select the study's experiment."""
+    """Point MLflow at the store (the environment wins) and select the study's experiment, tagged
+    as model training (:data:`EXPERIMENT_KIND`) unless someone chose another kind."""
     import mlflow
 
     uri = os.environ.get("MLFLOW_TRACKING_URI", tracking_uri)
     mlflow.set_tracking_uri(uri)
-    mlflow.set_experiment(experiment)
+    exp = mlflow.set_experiment(experiment)
+    if EXPERIMENT_KIND_TAG not in exp.tags:
+        mlflow.tracking.MlflowClient().set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return uri
 
 
@@ -48,43 +70,192 @@ def _metric_name(key: str) -> str:
     return key.replace("@", "_")
 
 
-def log_training(cfg_dict: dict[str, Any], history: list[dict[str, Any]], out_dir: Path,
-                 tags: dict[str, str] | None = None) -> str:
-    """A run for one training: params, per-epoch metrics, checkpoint and CSV as artifacts."""
+def _row_metrics(row: dict[str, Any], timestamp_ms: int) -> list[Any]:
+    from mlflow.entities import Metric
+
+    step = int(row["epoch"])
+    return [Metric(_metric_name(k), float(v), timestamp_ms, step) for k, v in row.items()
+            if k != "epoch" and isinstance(v, (int, float)) and v == v]
+
+
+def params_file_input(path: str | Path) -> Any:
+    """The params file as a run input: a metadata-only dataset (the file stays where it is),
+    its digest the file's SHA-256, so two runs show whether they read the same file."""
+    from mlflow.data.meta_dataset import MetaDataset
+    from mlflow.data.sources import LocalArtifactDatasetSource
+
+    path = Path(path).resolve()
+    return MetaDataset(LocalArtifactDatasetSource(str(path)), name=path.name, digest=_sha256(path)[:16])
+
+
+def deals_input(deals: Sequence[int], name: str, source: str | Path) -> Any:
+    """A deal set (the deal seeds the games are dealt from) as a run input: a NumPy dataset whose
+    digest MLflow computes from the seeds, with ``source`` the file they were read (or derived) from."""
     import mlflow
-    from mlflow.entities import Metric, Param
+    import numpy as np
+    from mlflow.data.sources import LocalArtifactDatasetSource
+
+    return mlflow.data.from_numpy(np.asarray(deals, dtype=np.int64), name=name,
+                                  source=LocalArtifactDatasetSource(str(Path(source).resolve())))
+
+
+def log_inputs(inputs: Sequence[tuple[Any, str]]) -> None:
+    """``(dataset, context)`` pairs as the active run's inputs (contexts: ``params``, ``evaluation``...)."""
+    import mlflow
+
+    if inputs:
+        mlflow.log_inputs(datasets=[ds for ds, _ in inputs], contexts=[c for _, c in inputs],
+                          tags_list=[None] * len(inputs))
+
+
+class TrainingRun:
+    """The MLflow run of one training while it runs: :meth:`on_epoch` is the training loop's
+    ``on_epoch`` callback. Each epoch's row (losses, timings, and the in-training evaluation on
+    the epochs that have one) is logged at once, step = epoch, timestamp = now. A failed write is
+    reported and skipped, never raised into the training: :meth:`complete` logs whatever epochs
+    of the final history the run does not hold yet (also those a resumed training restored from
+    its checkpoint)."""
+
+    def __init__(self, run_id: str, logged_steps: set[int] | None = None) -> None:
+        self.run_id = run_id
+        self.logged_steps = set(logged_steps or ())
+        self.failed_writes = 0
+
+    def _log_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        import mlflow
+
+        now = int(time.time() * 1000)
+        metrics = [m for row in rows for m in _row_metrics(row, now)]
+        client = mlflow.tracking.MlflowClient()
+        for i in range(0, len(metrics), 1000):
+            client.log_batch(self.run_id, metrics=metrics[i:i + 1000])
+        self.logged_steps.update(int(row["epoch"]) for row in rows)
+
+    def on_epoch(self, row: dict[str, Any]) -> None:
+        try:
+            self._log_rows([row])
+        except Exception as e:  # noqa: BLE001  (tracking must not stop a training)
+            self.failed_writes += 1
+            print(f"MLflow: epoch {row.get('epoch')} not logged yet ({type(e).__name__}: {e}); "
+                  "it is logged when the training ends", file=sys.stderr)
+
+    def complete(self, history: Sequence[dict[str, Any]]) -> None:
+        missing = [row for row in history if int(row["epoch"]) not in self.logged_steps]
+        if missing:
+            self._log_rows(missing)
+
+
+def _unfinished_run(out_key: str, hash_: str) -> tuple[str, set[int]] | None:
+    """The latest run of this training (same output folder, same config) that did not finish:
+    a resumed training continues it. Returns its id and the epochs it holds."""
+    import mlflow
+
+    if "'" in out_key:
+        return None
+    runs = mlflow.search_runs(filter_string=f"tags.`{OUT_DIR_TAG}` = '{out_key}' and tags.params_hash = '{hash_}'",
+                              order_by=["attributes.start_time DESC"], max_results=5, output_format="list")
+    for run in runs:
+        if run.info.status != "FINISHED":
+            history = mlflow.tracking.MlflowClient().get_metric_history(run.info.run_id, STEP_METRIC)
+            return run.info.run_id, {m.step for m in history}
+    return None
+
+
+@contextmanager
+def training_run(cfg_dict: dict[str, Any], out_dir: Path, inputs: Sequence[tuple[Any, str]] = (),
+                 artifacts: Sequence[Path] = (), tags: dict[str, str] | None = None,
+                 resuming: bool = False) -> Iterator[TrainingRun]:
+    """The MLflow run of one training, open while the training runs (call it from inside).
+
+    Started before the first epoch with the config as params, tags and ``inputs``; ended
+    FINISHED after the body (the ``artifacts`` that exist are logged then), KILLED when the body
+    is interrupted (Ctrl-C; SIGTERM, turned into an exception while the run is open in the main
+    thread) and FAILED when it raises: the epochs logged so far stay. A process killed outright
+    (SIGKILL) leaves the run RUNNING with its epochs; ``resuming=True`` (the training resumes from
+    a checkpoint) continues that run, or a FAILED or KILLED one of the same folder and config,
+    instead of starting a new one. Logging changes nothing in the training: it reads the rows
+    after each epoch's files are written and draws no random numbers."""
+    import mlflow
+    from mlflow.entities import Param
 
     algo = cfg_dict["algo"]
-    with mlflow.start_run(run_name=f"train-{algo}") as run:
-        client = mlflow.tracking.MlflowClient()
-        params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in cfg_dict.items()]
-        metrics = [Metric(_metric_name(k), float(v), 0, int(row["epoch"]))
-                   for row in history for k, v in row.items()
-                   if k != "epoch" and isinstance(v, (int, float)) and v == v]
-        for i in range(0, len(params), 100):
-            client.log_batch(run.info.run_id, params=params[i:i + 100])
-        for i in range(0, len(metrics), 1000):
-            client.log_batch(run.info.run_id, metrics=metrics[i:i + 1000])
-        mlflow.set_tags({"algo": algo, "stage": "train", "git_commit": git_commit(),
-                         "params_hash": params_hash(cfg_dict), **(tags or {})})
-        for name in ("policy.pt", "metrics.csv"):
-            if (out_dir / name).exists():
-                mlflow.log_artifact(str(out_dir / name))
-        return run.info.run_id
+    hash_ = params_hash(cfg_dict)
+    out_key = str(Path(out_dir).resolve())
+    previous = _unfinished_run(out_key, hash_) if resuming else None
+    run = mlflow.start_run(run_id=previous[0]) if previous else mlflow.start_run(run_name=f"train-{algo}")
+    tracker = TrainingRun(run.info.run_id, previous[1] if previous else None)
+    status = "FAILED"
+    try:
+        if previous:
+            resumes = int(run.data.tags.get(RESUMES_TAG, "0")) + 1
+            mlflow.set_tags({RESUMES_TAG: str(resumes), "git_commit": git_commit()})
+        else:
+            client = mlflow.tracking.MlflowClient()
+            params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in cfg_dict.items()]
+            for i in range(0, len(params), 100):
+                client.log_batch(run.info.run_id, params=params[i:i + 100])
+            mlflow.set_tags({"algo": algo, "stage": "train", "git_commit": git_commit(), "params_hash": hash_,
+                             OUT_DIR_TAG: out_key, **(tags or {})})
+            log_inputs(inputs)
+        with _sigterm_raises():
+            yield tracker
+        for path in artifacts:
+            if Path(path).exists():
+                mlflow.log_artifact(str(path))
+        status = "FINISHED"
+    except BaseException as e:
+        if _interrupted(e):
+            status = "KILLED"
+        raise
+    finally:
+        mlflow.end_run(status)
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Stopped from outside (Ctrl-C, SIGTERM, a Prefect cancellation) rather than failed."""
+    return isinstance(e, KeyboardInterrupt | SystemExit) or type(e).__name__ in ("TerminationSignal", "CancelledError")
+
+
+class _Terminated(SystemExit):
+    """SIGTERM while a training run is open (exit status 143, as the default handler's)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` in the main thread for the duration (so the run is
+    ended KILLED rather than left RUNNING); elsewhere, or with a handler already set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[str, str] | None = None,
-                   stage: str = "evaluate") -> str:
+                   stage: str = "evaluate", inputs: Sequence[tuple[Any, str]] = ()) -> str:
     """A run for one learner's final evaluation (``stage`` evaluate) or its validation (``validate``):
-    a metric per opponent, the JSON as artifact."""
+    a metric per opponent, the JSON as artifact, ``inputs`` (the deal set, the params file) as inputs."""
     import mlflow
 
     with mlflow.start_run(run_name=f"{stage}-{algo}") as run:
+        log_inputs(inputs)
         for m in results["matches"]:
             opp = m["opponents"][0]
             for k in ("win_rate", "win_rate_low", "win_rate_high", "normalized_win_rate", "mean_reward"):
-                mlflow.log_metric(f"{k}/{opp}", m[k])
+                if k in m:  # a team game has no chance-normalized rate
+                    mlflow.log_metric(f"{k}/{opp}", m[k])
             mlflow.log_metric(f"games/{opp}", m["games"])
+            for role, r in m.get("by_role", {}).items():
+                for k in ("win_rate", "win_rate_low", "win_rate_high", "mean_reward", "games"):
+                    mlflow.log_metric(f"{k}/{opp}/{role}", r[k])
         mlflow.set_tags({"algo": algo, "stage": stage, "git_commit": git_commit(), **(tags or {})})
         mlflow.log_artifact(str(path))
         return run.info.run_id

@@ -3,7 +3,9 @@
 Searched, where the learner has them: learning rate (log scale, all), entropy coefficient
 (PPO, log scale), target-sync period (Q-learning, DQN, log scale), epsilon-decay length (DQN,
 log scale), constant epsilon (MCQ, SARSA, Q-learning). Objective: the greedy policy's win rate
-against three heuristic players at a reduced budget; every evaluation during training is
+against a copy of ``tune.opponent`` in every other seat (default: Big 2 the heuristic, Dou Dizhu
+greedy, :data:`climbrl.config.GAME_SETUP`) at a reduced budget, at the game of ``params.yaml``
+under its rules; every evaluation during training is
 reported so the pruner (median by default) stops weak trials. The sampler is seeded; the
 storage defaults to SQLite and a study is resumable: rerunning the same command keeps the
 finished trials and runs only the missing ones. Each trial is a nested MLflow run; the best
@@ -23,8 +25,6 @@ import yaml
 from climbrl.config import train_config
 from climbrl.params import TuneParams
 
-OBJECTIVE_OPPONENT = "heuristic"
-
 
 def suggest(trial: Any, algo: str) -> dict[str, Any]:
     values: dict[str, Any] = {"lr": trial.suggest_float("lr", 1e-5, 1e-3, log=True)}
@@ -39,21 +39,34 @@ def suggest(trial: Any, algo: str) -> dict[str, Any]:
     return values
 
 
-def run_study(tp: TuneParams, rules: str = "paper", algo: str | None = None, trials: int | None = None,
+def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: int | None = None,
               storage: str | None = None, study_name: str | None = None, out_dir: str | Path = "runs/tune",
-              best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None) -> dict[str, Any]:
+              best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
+              game: str = "big2") -> dict[str, Any]:
+    """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
+    game's default preset); the objective plays ``tp.opponent``."""
     import optuna
 
     algo = algo or tp.algo
+    opponent = tp.opponent
     trials = trials if trials is not None else tp.trials
     storage = storage or tp.storage
     study_name = study_name or (tp.study if algo == tp.algo else f"climbrl-{algo}")
-    train_config(algo)  # fail fast on an unknown learner
+    train_config(algo, game=game, rules=rules, eval_games=tp.eval_games,
+                 eval_opponents=(opponent,))  # fail fast on an unknown learner, game, rules or opponent
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
         else optuna.pruners.NopPruner()
     study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
                                 sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
+    # a resumed study keeps its trials: they must have played this game (a study from before the
+    # second game, without the attribute, played Big 2)
+    made_for = study.user_attrs.get("game", "big2" if study.trials else game)
+    if made_for != game:
+        raise ValueError(f"Optuna study {study_name} ({storage}) holds {made_for} trials; this search plays {game}: "
+                         "name another study (--study, tune.study)")
+    if "game" not in study.user_attrs:
+        study.set_user_attr("game", game)
     finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
     remaining = max(0, trials - len(finished))
     mlflow = None
@@ -67,15 +80,15 @@ def run_study(tp: TuneParams, rules: str = "paper", algo: str | None = None, tri
         from climbrl.training import train
 
         values = suggest(trial, algo)
-        cfg = train_config(algo, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
+        cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
                            eval_every=tp.eval_every, eval_games=tp.eval_games,
-                           eval_opponents=(OBJECTIVE_OPPONENT,), seed=tp.seed, **values)
+                           eval_opponents=(opponent,), seed=tp.seed, **values)
         run_dir = Path(out_dir) / study_name / f"trial-{trial.number}"
         shutil.rmtree(run_dir, ignore_errors=True)  # a trial restarted after a crash starts clean
         last: dict[str, float] = {}
 
         def report(row: dict[str, Any]) -> None:
-            key = f"win_rate/{OBJECTIVE_OPPONENT}"
+            key = f"win_rate/{opponent}"
             if key in row:
                 last["value"] = row[key]
                 trial.report(row[key], step=int(row["epoch"]))

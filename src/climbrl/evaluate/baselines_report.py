@@ -1,5 +1,12 @@
-"""The baseline table: every rule agent against three copies of each study baseline, and the
-public agent under its own rules. Writes JSON and Markdown (reports/baselines.*).
+"""The baseline table: every rule agent that plays the game against a copy of each study baseline
+in every other seat (Big 2: three copies; Dou Dizhu: two), and, in Big 2, the public agent under
+its own rules. Writes JSON and Markdown (reports/baselines.*).
+
+The agents come from :data:`climbrl.config.GAME_SETUP` (Big 2: the five rule agents against
+random, greedy and heuristic; Dou Dizhu: random and greedy against each other). A free-for-all
+game's table has the normalized win rate (win rate / chance, 1 / players); a team game's has each
+role's win rate instead (the ``by_role`` of the match summaries). The JSON of a Big 2 table keeps
+the layout it had before the second game; another game's names the game (``"game"``).
 
 The public agent's weights are outside data that a fresh clone lacks: without them its rows are
 left out and the report says so (``public_agent_note``), instead of the stage failing."""
@@ -11,41 +18,71 @@ import time
 from pathlib import Path
 from typing import Any
 
+from climbrl.config import GAME_SETUP
 from climbrl.evaluate.match import run_match
+from climbrl.games.registry import DEFAULT_PRESETS, num_players
 from climbrl.paths import public_agent_missing
 
-STUDY_BASELINES = ("random", "greedy", "heuristic")
-RULE_AGENTS = ("random", "greedy", "heuristic", "aggressive", "conservative")
+STUDY_BASELINES = GAME_SETUP["big2"].baselines
+RULE_AGENTS = GAME_SETUP["big2"].rule_agents
+"""Big 2's (the names this module has always exported); other games: :data:`GAME_SETUP`."""
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2,
-                     public_agent: bool = True) -> dict[str, Any]:
+def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2, public_agent: bool = True,
+                     game: str = "big2", rules: str = "") -> dict[str, Any]:
+    """Every rule agent of ``game`` against each of its baselines, ``games`` games per match under
+    ``rules`` (default: the game's default preset); the public agent (Big 2 only) unless
+    ``public_agent`` is false."""
+    if game not in GAME_SETUP:
+        raise ValueError(f"unknown game {game!r} (games: {', '.join(GAME_SETUP)})")
+    setup = GAME_SETUP[game]
+    rules = rules or DEFAULT_PRESETS[game]
+    public_agent = public_agent and game == "big2"  # the public agent plays Big 2 only
     rows = []
     start = time.perf_counter()
     missing = public_agent_missing() if public_agent else None
-    for agent in RULE_AGENTS:
-        for opp in STUDY_BASELINES:
-            rows.append(run_match(agent, [opp], rules="paper", games=games, seed=seed, workers=workers))
+    for agent in setup.rule_agents:
+        for opp in setup.baselines:
+            rows.append(run_match(agent, [opp], rules=rules, games=games, seed=seed, workers=workers, game=game))
     if public_agent and not missing:
-        for opp in STUDY_BASELINES:
+        for opp in setup.baselines:
             rows.append(run_match("charlesworth:sample", [opp], rules="charlesworth", games=games,
                                   seed=seed, workers=workers))
-    report = {"games_per_match": games, "seed": seed, "seconds": time.perf_counter() - start, "matches": rows}
+    report: dict[str, Any] = {"games_per_match": games, "seed": seed, "seconds": time.perf_counter() - start,
+                              "matches": rows}
+    if game != "big2":
+        report = {"game": game, **report}
     if missing:
         report["public_agent_note"] = f"The public agent (charlesworth) is left out: {missing}."
     return report
 
 
+def _roles(report: dict[str, Any]) -> list[str]:
+    """The roles of a team game's table, in the order of the first match that holds them."""
+    return list(dict.fromkeys(role for r in report["matches"] for role in r.get("by_role", {})))
+
+
 def to_markdown(report: dict[str, Any]) -> str:
+    opponents = num_players(report.get("game", "big2")) - 1
+    roles = _roles(report)
     lines = [
-        "| agent | rules | opponents (x3) | games | wins | win rate | 95% CI | normalized | mean reward |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| agent | rules | opponents (x{opponents}) | games | wins | win rate | 95% CI | "
+        + ("".join(f"{role} | " for role in roles) if roles else "normalized | ") + "mean reward |",
+        "|---|---|---|---|---|---|---|" + "---|" * max(1, len(roles)) + "---|",
     ]
     for r in report["matches"]:
+        if roles:
+            by_role = r.get("by_role", {})
+            extra = "".join(f"{by_role[x]['win_rate']:.3f} (n={by_role[x]['games']}) | " if x in by_role else "- | "
+                            for x in roles)
+        else:
+            extra = f"{r['normalized_win_rate']:.2f} | "
         lines.append(
             f"| {r['agent']} | {r['rules']} | {r['opponents'][0]} | {r['games']} | {r['wins']} | "
             f"{r['win_rate']:.3f} | [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] | "
-            f"{r['normalized_win_rate']:.2f} | {r['mean_reward']:.3f} |"
+            f"{extra}{r['mean_reward']:.3f} |"
         )
     if report.get("public_agent_note"):
         lines += ["", report["public_agent_note"]]
@@ -56,8 +93,14 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "baselines.json").write_text(json.dumps(report, indent=2) + "\n")
-    head = (f"# Baselines\n\nEach row: the agent against three copies of the opponent, "
-            f"{report['games_per_match']} games = {report['games_per_match'] // 4} deals x 4 seats "
+    game = report.get("game", "big2")
+    n = num_players(game)
+    g = report["games_per_match"]
+    scale = ("by role: the agent's win rate in that role and its number of games" if _roles(report)
+             else f"normalized = win rate / {1 / n:g} (random play = 1.0)")
+    where = "" if game == "big2" else f"{GAME_SETUP[game].title}, "
+    head = (f"# Baselines\n\nEach row: the agent against {_WORDS.get(n - 1, str(n - 1))} copies of the opponent, "
+            f"{where}{g} games = {g // n} deals x {n} seats "
             f"(duplicate deals), seed {report['seed']}. Win rate with a 95% Wilson interval; "
-            f"normalized = win rate / 0.25 (random play = 1.0).\n\n")
+            f"{scale}.\n\n")
     (out / "baselines.md").write_text(head + to_markdown(report))

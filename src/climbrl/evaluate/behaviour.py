@@ -34,6 +34,8 @@ from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import PASS, SINGLE, TYPE_NAMES
 
 NUM_SEATS = 4
+GAMES = ("big2",)
+"""The games this window reads (the pipeline's behaviour stage writes a note for the others)."""
 TWOS = 0xF << 48  # the four 2s (rank 12 of 3..A,2)
 HAND_BUCKETS = ("13-8", "7-4", "3-1")
 
@@ -260,7 +262,7 @@ def record_behaviour(agent: str, opponents: Sequence[str], rules: str = "paper",
     copies each) and summarize its decisions over all of them (Big 2 only: see the module)."""
     from climbrl.evaluate.match import map_tasks, match_tasks
 
-    if game.partition(":")[0] != "big2":
+    if game.partition(":")[0] not in GAMES:
         raise ValueError(f"the interpretability window reads Big 2 games; {game} has none yet")
     tasks = match_tasks(agent, [(opp,) * 3 for opp in opponents], rules, games, seed, seeds)
     parts = map_tasks(_record_chunk, tasks, workers)
@@ -285,6 +287,8 @@ def _f(v: float | None, digits: int = 2) -> str:
 
 def behaviour_markdown(data: dict[str, Any]) -> list[str]:
     """Report tables of a ``behaviour`` stage result (see :func:`record_behaviour`)."""
+    if data.get("available") is False:  # a game the window does not read (pipeline.stages.behaviour)
+        return ["## Interpretability window", "", data["note"], ""]
     agents: dict[str, dict[str, Any]] = data["agents"]
     opp = ", ".join(data["opponents"])
     lines = ["## Interpretability window", "",

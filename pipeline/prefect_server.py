@@ -1,0 +1,156 @@
+"""One local Prefect server for a whole run: ``python -m pipeline.prefect_server -- dvc repro``.
+
+Without ``PREFECT_API_URL`` every Prefect process starts a temporary server of its own (about 10
+to 20 s per ``python -m pipeline STAGE`` here, for every stage of ``dvc repro``). This runs a
+command with one server for all of them:
+
+- ``PREFECT_API_URL`` already set: the command runs against that server (checked to answer first).
+- otherwise: ``prefect server start --host 127.0.0.1 --port PORT`` (loopback only; analytics off;
+  its database under ``PREFECT_HOME``, the project's ``.prefect/`` by default, the same one the
+  temporary servers use, so the UI keeps earlier runs) starts in a process group of its own; once
+  its health endpoint answers, the command runs with ``PREFECT_API_URL`` set, and the server is
+  stopped when the command ends, fails, or this process is interrupted (SIGINT, SIGTERM).
+
+PORT: ``--port``, else ``CLIMBRL_PREFECT_PORT``, else a free port. The server's log goes to
+``PREFECT_HOME/server.log``; the UI's address is printed while the command runs. Exit status:
+the command's (or 1 when the server does not come up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pipeline  # noqa: F401  (environment defaults: PREFECT_HOME, analytics off)
+
+HOST = "127.0.0.1"
+
+
+class ServerError(RuntimeError):
+    """The Prefect server did not come up (or a given PREFECT_API_URL does not answer)."""
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def healthy(api_url: str, timeout: float = 2.0) -> bool:
+    """Whether the Prefect API at ``api_url`` (``http://host:port/api``) answers its health check."""
+    try:
+        with urllib.request.urlopen(f"{api_url.rstrip('/')}/health", timeout=timeout) as r:
+            return r.status == 200 and r.read().strip() == b"true"
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+def _stop(proc: subprocess.Popen, grace: float = 15.0) -> None:
+    """SIGTERM to the server's process group (the server and anything it started), SIGKILL after ``grace`` s."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
+                   log: Path | None = None) -> Iterator[str]:
+    """The API URL of a Prefect server for the duration: ``PREFECT_API_URL`` when set, else a
+    server started here on loopback and stopped on exit (also on an exception)."""
+    given = os.environ.get("PREFECT_API_URL")
+    if given:
+        if not healthy(given, timeout=10.0):
+            raise ServerError(f"PREFECT_API_URL={given} does not answer {given.rstrip('/')}/health; "
+                              "start that server or unset PREFECT_API_URL to start one here")
+        yield given
+        return
+    port = port or int(os.environ.get("CLIMBRL_PREFECT_PORT") or 0) or free_port()
+    home = Path(os.environ["PREFECT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    log = log or home / "server.log"
+    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_HOME": str(home)}
+    env.pop("PREFECT_API_URL", None)
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", HOST, "--port", str(port),
+           "--analytics-off", "--no-scheduler", "--no-late-runs"]
+    api_url = f"http://{HOST}:{port}/api"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while not healthy(api_url):
+            if proc.poll() is not None:
+                raise ServerError(f"the Prefect server exited with status {proc.returncode} before answering; "
+                                  f"see {log}")
+            if time.monotonic() > deadline:
+                raise ServerError(f"the Prefect server did not answer {api_url}/health within "
+                                  f"{startup_timeout:.0f} s; see {log}")
+            time.sleep(0.25)
+        yield api_url
+    finally:
+        _stop(proc)
+
+
+def run_with_server(command: Sequence[str], port: int | None = None) -> int:
+    """``command`` with ``PREFECT_API_URL`` naming one server (:func:`prefect_server`); its exit status.
+
+    SIGTERM to this process stops the command (SIGTERM forwarded) and then the server. Ctrl-C
+    reaches the command from the terminal; this process waits for it to end, then stops the server."""
+    start = time.perf_counter()
+    try:
+        with prefect_server(port) as url:
+            ui = url.removesuffix("/api")
+            print(f"prefect: server {url} up in {time.perf_counter() - start:.1f} s (UI: {ui})", file=sys.stderr)
+            proc = subprocess.Popen(list(command), env={**os.environ, "PREFECT_API_URL": url})
+            previous = signal.signal(signal.SIGTERM, lambda signum, frame: proc.send_signal(signal.SIGTERM))
+            try:
+                while True:
+                    try:
+                        rc = proc.wait()
+                        return 128 - rc if rc < 0 else rc  # killed by signal N: 128 + N, as a shell says
+                    except KeyboardInterrupt:
+                        continue  # the terminal sent the command the same SIGINT: wait for it to stop
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    except ServerError as e:
+        print(f"prefect: {e}", file=sys.stderr)
+        return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pipeline.prefect_server",
+                                description="run COMMAND with one local Prefect server (or PREFECT_API_URL)")
+    p.add_argument("--port", type=int, default=None, help="the server's port (default: CLIMBRL_PREFECT_PORT "
+                   "or a free one)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    args = p.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("give the command after --, e.g. python -m pipeline.prefect_server -- dvc repro")
+    return run_with_server(command, args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

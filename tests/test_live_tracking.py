@@ -1,0 +1,229 @@
+"""MLflow while a training runs (issue 14, section 2): each epoch is logged as it ends, with its
+real time and step = epoch, in a run that spans the training; a training that raises or is
+stopped leaves its run FAILED or KILLED with the epochs so far, and a resumed training continues
+that run; the experiment is tagged as model training; the params file and the deal sets are the
+runs' inputs; and logging changes no output of the training."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from climbrl import track
+from climbrl.config import train_config
+from climbrl.training import train
+
+SMALL = {
+    "rules": "paper",
+    "seeds": {"deals": 8, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+    "train": {
+        "common": {"epochs": 3, "games_per_epoch": 4, "eval_every": 2, "eval_games": 8, "hidden": 16,
+                   "minibatch_decisions": 64, "eval_opponents": ["random"], "keep_policy_every": 1},
+        "ppo": {},
+    },
+    "evaluate": {"games": 8, "opponents": ["random"], "workers": 1},
+    "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "live", "register_model": "live-best"},
+}
+
+
+def tiny(**kw):
+    return train_config("ppo", **{"epochs": 3, "games_per_epoch": 4, "eval_every": 2, "eval_games": 8,
+                                  "hidden": 16, "eval_opponents": ("random",), **kw})
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One sqlite store in a temporary folder for the module (creating it takes MLflow seconds)."""
+    root = tmp_path_factory.mktemp("live")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
+        mp.chdir(root)
+        track.configure(f"sqlite:///{root / 'mlflow.db'}", "live")
+        yield root
+
+
+@pytest.fixture()
+def client(store, request):
+    import mlflow
+
+    track.configure(f"sqlite:///{store / 'mlflow.db'}", f"live-{request.node.name}")
+    return mlflow.tracking.MlflowClient()
+
+
+def steps(client, run_id: str, key: str = "games") -> list[int]:
+    return [m.step for m in client.get_metric_history(run_id, key)]
+
+
+def test_every_epoch_is_in_the_store_while_the_training_runs(client, tmp_path) -> None:
+    seen = []
+    before = int(time.time() * 1000)
+    with track.training_run(tiny().to_dict(), tmp_path) as run:
+
+        def on_epoch(row):
+            run.on_epoch(row)
+            seen.append((client.get_run(run.run_id).info.status, steps(client, run.run_id)))
+
+        res = train(tiny(), tmp_path, progress=False, on_epoch=on_epoch)
+        run.complete(res["history"])
+    after = int(time.time() * 1000)
+    assert seen == [("RUNNING", [1]), ("RUNNING", [1, 2]), ("RUNNING", [1, 2, 3])]
+    info = client.get_run(run.run_id).info
+    assert info.status == "FINISHED"
+    games = client.get_metric_history(run.run_id, "games")
+    stamps = [m.timestamp for m in games]
+    # real times, one per epoch as it ended, inside the run, which spans the training
+    assert before <= info.start_time <= stamps[0] < stamps[1] < stamps[2] <= info.end_time <= after
+    assert info.end_time - info.start_time >= sum(r["play_seconds"] + r["update_seconds"]
+                                                  for r in res["history"]) * 1000
+    # the losses every epoch, the in-training evaluation on the epochs that have one
+    assert steps(client, run.run_id, "loss/policy_loss") == [1, 2, 3]
+    wins = client.get_metric_history(run.run_id, "win_rate/random")
+    assert [m.step for m in wins] == [2] and wins[0].value == res["history"][1]["win_rate/random"]
+    assert wins[0].timestamp == stamps[1]
+
+
+def test_a_training_that_raises_is_failed_with_its_epochs_and_a_resume_continues_the_run(client, tmp_path) -> None:
+    cfg = tiny()
+
+    def stop_at(run, epoch, exc):
+        def on_epoch(row):
+            run.on_epoch(row)
+            if row["epoch"] == epoch:
+                raise exc
+        return on_epoch
+
+    with pytest.raises(RuntimeError), track.training_run(cfg.to_dict(), tmp_path) as run:
+        train(cfg, tmp_path, progress=False, on_epoch=stop_at(run, 2, RuntimeError("boom")))
+    failed = run.run_id
+    assert client.get_run(failed).info.status == "FAILED"
+    assert steps(client, failed) == [1, 2] and steps(client, failed, "loss/policy_loss") == [1, 2]
+
+    with track.training_run(cfg.to_dict(), tmp_path, resuming=True) as run:
+        res = train(cfg, tmp_path, resume=True, progress=False, on_epoch=run.on_epoch)
+        run.complete(res["history"])
+    assert run.run_id == failed  # the same run, continued
+    finished = client.get_run(failed)
+    assert finished.info.status == "FINISHED" and finished.data.tags[track.RESUMES_TAG] == "1"
+    assert steps(client, failed) == [1, 2, 3]
+
+    other = tmp_path / "interrupted"
+    with pytest.raises(KeyboardInterrupt), track.training_run(cfg.to_dict(), other) as run:
+        train(cfg, other, progress=False, on_epoch=stop_at(run, 1, KeyboardInterrupt()))
+    assert client.get_run(run.run_id).info.status == "KILLED" and steps(client, run.run_id) == [1]
+
+
+def test_sigterm_during_training_ends_the_run_killed(client, tmp_path) -> None:
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        pytest.skip("SIGTERM is turned into an exception only in the main thread with the default handler")
+
+    def on_epoch(row):
+        run.on_epoch(row)
+        if row["epoch"] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(SystemExit) as stopped, track.training_run(tiny().to_dict(), tmp_path) as run:
+        train(tiny(), tmp_path, progress=False, on_epoch=on_epoch)
+    assert stopped.value.code == 143
+    assert client.get_run(run.run_id).info.status == "KILLED" and steps(client, run.run_id) == [1, 2]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
+
+
+def test_a_failed_write_does_not_stop_the_training_and_is_logged_at_the_end(client, tmp_path, monkeypatch,
+                                                                          capsys) -> None:
+    with track.training_run(tiny().to_dict(), tmp_path) as run:
+        real, failures = run._log_rows, []
+
+        def flaky(rows):
+            if rows[0]["epoch"] == 2 and not failures:
+                failures.append(2)
+                raise OSError("database is locked")
+            real(rows)
+
+        monkeypatch.setattr(run, "_log_rows", flaky)
+        res = train(tiny(), tmp_path, progress=False, on_epoch=run.on_epoch)
+        assert steps(client, run.run_id) == [1, 3]
+        run.complete(res["history"])
+    assert sorted(steps(client, run.run_id)) == [1, 2, 3] and run.failed_writes == 1
+    assert "epoch 2 not logged yet" in capsys.readouterr().err
+
+
+def test_the_experiment_is_tagged_as_model_training(store) -> None:
+    import mlflow
+
+    track.configure(f"sqlite:///{store / 'mlflow.db'}", "kind-test")
+    exp = mlflow.get_experiment_by_name("kind-test")
+    assert exp.tags[track.EXPERIMENT_KIND_TAG] == track.EXPERIMENT_KIND == "custom_model_development"
+    client = mlflow.tracking.MlflowClient()
+    client.set_experiment_tag(exp.experiment_id, track.EXPERIMENT_KIND_TAG, "genai_development")
+    track.configure(f"sqlite:///{store / 'mlflow.db'}", "kind-test")  # a kind chosen in the UI stays
+    assert mlflow.get_experiment(exp.experiment_id).tags[track.EXPERIMENT_KIND_TAG] == "genai_development"
+
+
+def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(store, tmp_path,
+                                                                             monkeypatch) -> None:
+    """Through the stage functions (``python -m pipeline train ppo``): the run's inputs, and the
+    same policy files and curve as a training without tracking, byte for byte."""
+    import mlflow
+    from pipeline import stages
+
+    from climbrl.evaluate.match import deal_seeds
+    from climbrl.params import load_params
+
+    outputs = {}
+    for tracked in (False, True):
+        work = tmp_path / str(tracked)
+        work.mkdir()
+        monkeypatch.chdir(work)
+        raw = {**SMALL, "tracking": {**SMALL["tracking"], "tracking_uri": f"sqlite:///{store / 'mlflow.db'}",
+                                     "experiment": "live-stages"}}
+        Path("params.yaml").write_text(yaml.safe_dump(raw))
+        p = load_params("params.yaml")
+        stages.make_seeds(p)
+        stages.train_learner(p, "ppo", track=tracked)
+        stages.evaluate_learner(p, "ppo", track=tracked)
+        outputs[tracked] = {f.as_posix(): f.read_bytes()
+                            for f in [*sorted(Path("runs/ppo").rglob("*.pt")), Path("reports/curves/ppo.csv")]
+                            if f.name != "checkpoint.pt"}  # the checkpoint holds the epochs' timings
+    assert outputs[False] == outputs[True] and len(outputs[True]) == 5
+
+    client = mlflow.tracking.MlflowClient()
+    exp = mlflow.get_experiment_by_name("live-stages")
+    assert exp.tags[track.EXPERIMENT_KIND_TAG] == "custom_model_development"
+    runs = {r.data.tags["stage"]: r for r in client.search_runs([exp.experiment_id])}
+    assert set(runs) == {"train", "evaluate", "validate"}
+
+    def inputs(run) -> dict[str, tuple]:
+        return {d.dataset.name: ({t.key: t.value for t in d.tags}["mlflow.data.context"], d.dataset.digest,
+                                 json.loads(d.dataset.source)["uri"], d.dataset.profile)
+                for d in client.get_run(run.info.run_id).inputs.dataset_inputs}
+
+    params_file = (tmp_path / "True" / "params.yaml").resolve()
+    params_input = ("params", hashlib.sha256(params_file.read_bytes()).hexdigest()[:16], str(params_file), None)
+    train_inputs = inputs(runs["train"])
+    assert train_inputs["params.yaml"] == params_input
+    context, digest, source, profile = train_inputs["eval-deals-seed12345"]
+    assert (context, source, json.loads(profile)["features_size"]) == ("evaluation", str(params_file), 2)
+    assert digest == track.deals_input(deal_seeds(12345, 2), "x", params_file).digest
+    eval_inputs = inputs(runs["evaluate"])
+    assert eval_inputs["params.yaml"] == params_input
+    assert eval_inputs["eval_seeds.json"][0] == "evaluation"
+    assert eval_inputs["eval_seeds.json"][2] == str((tmp_path / "True" / "data" / "eval_seeds.json").resolve())
+    assert json.loads(eval_inputs["eval_seeds.json"][3])["features_size"] == 8
+    assert inputs(runs["validate"])["valid_seeds.json"][0] == "validation"
+
+    train_run = client.get_run(runs["train"].info.run_id)
+    assert train_run.info.status == "FINISHED" and train_run.data.params["epochs"] == "3"
+    assert steps(client, train_run.info.run_id) == [1, 2, 3]
+    assert all(m.timestamp > 0 for m in client.get_metric_history(train_run.info.run_id, "games"))
+    assert {a.path for a in client.list_artifacts(train_run.info.run_id)} == {"policy.pt", "metrics.csv"}

@@ -1,0 +1,185 @@
+"""The pipeline plays the game of params.yaml: Dou Dizhu's stages end to end at a tiny budget.
+
+``game: doudizhu`` (RLCard's rules: seat 0 is the landlord, so every deal is played once in each
+role): seeds, training, evaluation (with deep evaluation), tournament, behaviour, the baseline
+table, the Optuna objective and the report, each on three seats, with the game named in the
+outputs and a team game's per-role results (``by_role``) carried through to metrics.json and the
+report. Big 2's outputs are unchanged by the same code (tests/test_pipeline.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from pipeline import stages
+
+from climbrl.params import ParamsError, load_params, parse_params
+
+ROLES = {"landlord", "peasant_down", "peasant_up"}
+
+DDZ = {
+    "game": "doudizhu",
+    "rules": "rlcard",
+    "seeds": {"deals": 12, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+    "train": {
+        "common": {"epochs": 2, "games_per_epoch": 6, "eval_every": 1, "eval_games": 6, "hidden": 32,
+                   "minibatch_decisions": 64, "keep_policy_every": 1},
+        "ppo": {},
+    },
+    "evaluate": {"games": 6, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
+    "tournament": {"deals": 1, "seed": 0, "workers": 1},
+    "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
+    "report": {"title": "small Dou Dizhu study"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "ddz", "register_model": "ddz-best"},
+}
+
+
+def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
+    p = parse_params(DDZ)
+    assert p.game == "doudizhu" and p.rules == "rlcard"
+    assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy")
+    assert p.tune.opponent == "greedy"  # the heuristic plays Big 2 only
+    assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy")
+    assert p.behaviour.games == 300
+    big2 = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    assert big2.game == "big2" and big2.tune.opponent == "heuristic" and big2.behaviour.games == 400
+    for path, value, message in [
+        (("tune", "opponent"), "heuristic", "tune.opponent: agent 'heuristic' plays big2 only"),
+        (("tune", "eval_games"), 4, "tune.eval_games: must be a multiple of 3"),
+        (("evaluate", "games"), 8, "evaluate.games: must be a multiple of 3"),
+        (("behaviour", "games"), 8, "behaviour.games: must be a multiple of 3"),
+        (("tournament", "rule_agents"), ["random", "heuristic"], "tournament.rule_agents: agent 'heuristic'"),
+        (("rules",), "paper", "rules: unknown doudizhu rules preset 'paper'"),
+    ]:
+        raw = json.loads(json.dumps(DDZ))
+        node = raw
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = value
+        with pytest.raises(ParamsError, match=message):
+            parse_params(raw)
+
+
+@pytest.fixture()
+def ddz_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(DDZ))
+    return tmp_path
+
+
+def _check_match(m: dict, games: int) -> None:
+    assert m["game"] == "doudizhu" and m["rules"] == "rlcard" and m["games"] == games
+    assert len(m["opponents"]) == 2 and m["deals"] == games // 3
+    assert "normalized_win_rate" not in m  # a team game has no chance level
+    assert set(m["by_role"]) == ROLES
+    assert all(x["games"] == games // 3 for x in m["by_role"].values())  # fixed landlord: each deal in each role
+    assert sum(x["wins"] for x in m["by_role"].values()) == m["wins"]
+
+
+def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
+    from climbrl.cli import main
+
+    p = load_params("params.yaml")
+    stages.make_seeds(p)
+    stages.train_learner(p, "ppo")
+    ev = stages.evaluate_learner(p, "ppo")  # tracked: a team game's matches log per role, without a chance level
+    assert ev["game"] == "doudizhu" and [m["opponents"] for m in ev["matches"]] == [["random"] * 2, ["greedy"] * 2]
+    for m in ev["matches"]:
+        _check_match(m, 6)
+    assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["pooled_games"] == 12
+    valid = json.loads(Path("reports/validation/ppo.json").read_text())
+    assert valid["game"] == "doudizhu"
+    for m in valid["matches"]:
+        _check_match(m, 6)  # the 2 validation deals x 3 seats
+
+    tour = stages.tournament(p)
+    assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard"
+    assert tour["participants"] == ["ppo", "random", "greedy"]  # the game's rule agents by default
+    assert tour["games"] == 6  # one group of three, 2 cyclic orders x 3 rotations
+    assert json.loads(Path("reports/tournament.json").read_text()) == tour
+
+    beh = stages.behaviour(p)  # the window reads Big 2 only: an explicit note, not a crash nor a missing output
+    assert json.loads(Path("reports/behaviour/behaviour.json").read_text()) == beh
+    assert beh["available"] is False and beh["game"] == "doudizhu" and beh["agents"] == {}
+    assert "not available for Dou Dizhu" in beh["note"]
+
+    assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "3", "--workers", "1",
+                 "--out", "reports"]) == 0
+    base = json.loads(Path("reports/baselines.json").read_text())
+    assert base["game"] == "doudizhu" and "public_agent_note" not in base
+    assert [(m["agent"], m["opponents"][0]) for m in base["matches"]] == [
+        ("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy")]
+    for m in base["matches"]:
+        _check_match(m, 3)
+    base_md = Path("reports/baselines.md").read_text()
+    assert "two copies of the opponent, Dou Dizhu, 3 games = 1 deals x 3 seats" in base_md
+    assert "| opponents (x2) |" in base_md and "| landlord | peasant_down | peasant_up |" in base_md
+
+    from climbrl.tune import run_study
+
+    study = run_study(p.tune, rules=p.rules, game=p.game, track=False)
+    assert study["complete"] == 1 and 0.0 <= study["best_value"] <= 1.0
+    assert "win_rate/greedy" in Path("runs/tune/t/trial-0/metrics.csv").read_text()  # the objective's opponent
+    big2_tune = load_params(Path(__file__).resolve().parents[1] / "params.yaml").tune
+    with pytest.raises(ValueError, match="study t .* holds doudizhu trials; this search plays big2"):
+        run_study(big2_tune, rules="paper", storage="sqlite:///optuna.db", study_name="t", track=False)
+
+    stages.report(p)  # tracked: registers the best Dou Dizhu policy
+    metrics = json.loads(Path("reports/metrics.json").read_text())
+    assert metrics["game"] == "doudizhu" and metrics["rules"] == "rlcard" and metrics["best_learner"] == "ppo"
+    learner = metrics["learners"]["ppo"]
+    assert learner["games/random"] == 6 and "normalized_win_rate/random" not in learner
+    for opp in ("random", "greedy"):
+        for role in ROLES:
+            assert learner[f"games/{opp}/{role}"] == 2 and 0.0 <= learner[f"win_rate/{opp}/{role}"] <= 1.0
+            assert f"mean_reward/{opp}/{role}" in learner
+    assert learner["valid_games/random"] == 6
+    md = Path("reports/report.md").read_text()
+    assert md.startswith("# small Dou Dizhu study\n\nGame: Dou Dizhu. Rules: `rlcard`.")
+    assert "against two copies of each baseline, 6 games (2 versioned deals x 3 seats)" in md
+    assert "| learner | vs 2x random | vs 2x greedy | training time | decisions/s |" in md
+    assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasant_up | " in md
+    assert "## Deep evaluation" in md and "## Model selection" in md
+    assert "three-seat games (6 games: every group of three, every deal in all 2 cyclic seat orders x 3 " \
+           "rotations)" in md
+    assert "## Interpretability window\n\nThe interpretability window is not available for Dou Dizhu" in md
+    assert "win rate against two greedy players" in md  # the Optuna section
+    assert "two copies of the opponent, Dou Dizhu" not in md and "| landlord | peasant_down |" in md  # baselines
+    assert "3x" not in md and "three copies" not in md and "/ 0.25" not in md and "normalized" not in md
+    assert sorted(f.name for f in Path("reports/figures").iterdir()) == [
+        "curve_greedy.png", "curve_random.png", "final_win_rates.png"]
+    assert "data:image/png;base64," in Path("reports/report.html").read_text()
+
+    import mlflow
+
+    mlflow.set_tracking_uri("sqlite:///mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ddz"])
+    assert set(runs["tags.stage"]) == {"train", "evaluate", "validate", "tournament", "behaviour", "register"}
+    ev_run = runs[runs["tags.stage"] == "evaluate"].iloc[0]
+    assert "metrics.win_rate/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
+    norm = "metrics.normalized_win_rate/random"
+    assert norm not in runs.columns or runs[norm].isna().all()
+    assert runs[runs["tags.stage"] == "behaviour"]["tags.available"].tolist() == ["false"]
+    from climbrl.track import load_registered_policy
+
+    assert load_registered_policy("ddz-best", alias="best").net is not None
+
+
+def test_the_regression_gate_and_the_ablations_stay_big2(ddz_dir) -> None:
+    from pipeline import regression
+    from pipeline.ablation import ablation_configs
+    from pipeline.ablation import main as ablation_main
+
+    assert regression.GAME == "big2"
+    spec = regression.load_floors()
+    spec["train"]["game"] = "doudizhu"
+    with pytest.raises(ValueError, match="regression gate's floors are big2's"):
+        regression.train_and_evaluate(spec, ddz_dir / "gate")
+    with pytest.raises(ValueError, match="the ablations are Big 2's"):
+        ablation_configs("entropy", load_params("params.yaml"))
+    assert ablation_main(["entropy", "--params", "params.yaml"]) == 2
