@@ -48,7 +48,8 @@ Choices, and why:
 - *Rollouts.* One compiled function (numba, like the engine's move generator it calls) plays a
   whole game from arrays: four hands, the seat to act, the trick to beat (cls, power, its
   player), the lock-outs. Its turn logic is :class:`~climbrl.games.big2.state.Big2State`'s (a
-  test compares rollouts with the engine move by move). ``rollout=heuristic`` (default) puts the
+  test plays the same positions in the engine with the same policy: same winner, same hands
+  left). ``rollout=heuristic`` (default) puts the
   study's heuristic in every seat, ``rollout=greedy`` the greedy baseline (a wrong opponent
   model against heuristic players). Both are deterministic, so a deal and a candidate fix the
   rollout: the only randomness is the sampling, shared by all candidates.
