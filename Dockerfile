@@ -1,4 +1,4 @@
-# CPU image of climbrl: the pinned environment, then the main job (`dvc repro`).
+# CPU image of climbrl: the pinned environment, then the main job (`dvc repro`, under one local Prefect server).
 FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git make && rm -rf /var/lib/apt/lists/*
 WORKDIR /climbrl
@@ -12,4 +12,4 @@ COPY src ./src
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
     && pip install -e .
 COPY . .
-CMD ["sh", "-c", "git init -q 2>/dev/null; dvc repro"]
+CMD ["sh", "-c", "git init -q 2>/dev/null; python -m pipeline.prefect_server -- dvc repro"]

@@ -1,5 +1,6 @@
 """Rule agents by name: ``random``, ``greedy``, ``heuristic``, ``aggressive``, ``conservative``,
-``charlesworth[:sample|:greedy]``.
+``charlesworth[:sample|:greedy]``, and the rollout search over the heuristic or greedy policy,
+``search[:S=48,K=10,rollout=heuristic,belief=0]`` (:mod:`climbrl.agents.search`).
 
 A trained policy (``checkpoint:PATH[#sample]``) is a network, which lives a layer up:
 :func:`climbrl.learn.specs.make_agent` builds every spec, these and checkpoints. An agent that
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from climbrl.agents.base import Agent
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "aggressive", "conservative", "charlesworth")
+AGENT_NAMES = ("random", "greedy", "heuristic", "aggressive", "conservative", "charlesworth", "search")
 
 
 def make_agent(spec: str, game: str = "big2") -> Agent:
@@ -41,6 +42,10 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
         if mode not in ("sample", "greedy"):
             raise ValueError(f"agent {spec!r}: charlesworth takes ':sample' or ':greedy'")
         agent = CharlesworthAgent(greedy=mode == "greedy")
+    elif name == "search":
+        from climbrl.agents.search import parse_search_spec
+
+        agent = parse_search_spec(spec)
     elif name == "checkpoint":
         raise ValueError(f"agent {spec!r} is a trained policy: build it with climbrl.learn.specs.make_agent")
     else:

@@ -1,0 +1,465 @@
+"""Determinized one-step rollout search for Big 2 (``search[:S=..,K=..,rollout=..,belief=..]``).
+
+At each decision with a real choice the agent
+
+1. **samples** ``S`` deals of the cards it has not seen (not in its hand, not played) to the
+   three opponents, from its own observation only (:func:`sample_deals`);
+2. takes the top ``K`` legal moves of the **base policy's ranking** (:func:`candidate_order`);
+3. plays each candidate on every sampled deal and **rolls the game out to the end** with a fast
+   base policy in every seat (compiled: :func:`search_scores`), the same deals for every
+   candidate (common random numbers);
+4. plays the candidate with the **most wins**, then the **fewest cards left** (summed over the
+   samples), then the better rank in the base policy's order.
+
+Choices, and why:
+
+- *Only the observation.* The agent gets a :class:`~climbrl.agents.base.Decision` (its
+  observation, the legal moves, the game's rules), never the state. Everything it builds (the
+  unseen cards, the cards left per seat, the trick to beat, the pass lock-outs) comes from
+  public fields and its own hand, so exchanging the opponents' hidden cards among them in any
+  way consistent with what it has seen cannot change its choice (``tests/test_search_agent.py``
+  checks it on replayed games).
+- *What the sample respects.* Hard facts only: the number of cards each opponent holds (public),
+  the cards already played (public, removed from the pool) and the starting card: while it is
+  unplayed it is in the hand of the seat that acted first (the rules give the first turn to its
+  holder). Nothing else is certain: under every preset a seat may pass even when it could beat
+  the table, so a pass proves nothing. Subject to these facts the deal is uniform (the starting
+  card is placed, the rest shuffled and dealt by the counts), drawn with ``rng.shuffle`` from the
+  ``random.Random`` the runner passes (seeded per game and seat): same seed, same samples,
+  same move.
+- *Belief filter* (``belief=M``, off by default, ``M`` >= 2): soft evidence from the opponents'
+  past decisions. ``M x S`` deals are drawn as above; for each, every past decision of every
+  opponent that had a choice is replayed with the hand it must then have held (its sampled hand
+  plus the cards it played from then on) and the opponent model (the rollout policy) is asked
+  what it would have played. A deal with ``d`` disagreements gets weight ``EPS ** d`` (``EPS`` =
+  0.1: an opponent that follows the model except for one decision in ten), and ``S`` deals are
+  resampled by weight (systematic resampling, one uniform draw from ``rng``). This is the strict
+  rejection filter of SPARTA made soft: against the known heuristic the true deal always has
+  ``d = 0``, and against any other opponent the filter still returns ``S`` deals instead of
+  rejecting them all. The model is the search's own rollout policy, not a model of the table.
+- *Candidates.* The base policy's ranking: the heuristic's own choice first, then the other
+  legal moves by the heuristic's value of the hand left (structure score + shed cards - break
+  penalties, the formula of :func:`~climbrl.agents.hand_structure.heuristic_pick` applied to
+  every legal move, not only to its k weakest), ties by RankAction; when passing is legal and
+  not among the first ``K``, it replaces the ``K``-th when ``K`` >= 2 (holding back is always
+  worth scoring).
+  With ``K`` >= the number of legal moves every move is scored. The same ranking is used
+  whatever the rollout policy (it only proposes candidates; the rollouts decide).
+- *Rollouts.* One compiled function (numba, like the engine's move generator it calls) plays a
+  whole game from arrays: four hands, the seat to act, the trick to beat (cls, power, its
+  player), the lock-outs. Its turn logic is :class:`~climbrl.games.big2.state.Big2State`'s (a
+  test plays the same positions in the engine with the same policy: same winner, same hands
+  left). ``rollout=heuristic`` (default) puts the
+  study's heuristic in every seat, ``rollout=greedy`` the greedy baseline (a wrong opponent
+  model against heuristic players). Both are deterministic, so a deal and a candidate fix the
+  rollout: the only randomness is the sampling, shared by all candidates.
+- *Scores.* Win = the agent's seat goes out first (the match's criterion under every preset);
+  the tie-break is the agent's cards left at the end, the quantity the card-count presets score.
+- *Shortcuts.* No search when there is one legal move or a move plays out the whole hand (the
+  heuristic's forced moves), or when ``K`` = 1 (the base policy's move); such a decision draws
+  nothing from ``rng``.
+- *No memory.* Every decision starts afresh from the observation (the agent keeps no state
+  between calls), so a decision depends only on the observation, the seat's stream and the
+  parameters, and one agent object may play any number of seats and games at once.
+
+Defaults ``S=48, K=10``. Cost: about ``S x K`` rollouts per searched decision (see the README
+for the measured seconds per decision and rollouts per second).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from numba import njit
+
+from climbrl.agents.base import Agent, Decision
+from climbrl.agents.hand_structure import (
+    FIVE_PENALTY,
+    PAIR_PENALTY,
+    W_DEAD,
+    W_FIVES,
+    W_PAIRS,
+    W_SHED,
+    breaks,
+    forced_move,
+    hand_structure,
+    heuristic_pick,
+    phase_of,
+    rank_action,
+)
+from climbrl.games.big2.combos import (
+    _CACHE,
+    MAX_LEGAL_MOVES,
+    STRAIGHT,
+    _popcount,
+    classify_mask,
+    generate_moves,
+)
+
+ROLLOUT_POLICIES = ("heuristic", "greedy")
+HEURISTIC, GREEDY = 0, 1
+EPS = 0.1
+"""Belief filter: the weight factor of one decision where the opponent model disagrees."""
+FULL = (1 << 52) - 1
+
+
+# --- compiled core -------------------------------------------------------------------------------
+@njit(cache=_CACHE)
+def _combo_cls(typ, ncards):
+    if typ == STRAIGHT and ncards != 5:
+        return 16 + ncards
+    return ncards
+
+
+@njit(cache=_CACHE)
+def _greedy_pick(masks, n):
+    """The greedy baseline: the most cards, the first (weakest) of those in canonical order."""
+    best, best_cards = 0, -1
+    for i in range(n):
+        c = _popcount(masks[i])
+        if c > best_cards:
+            best, best_cards = i, c
+    return best
+
+
+@njit(cache=_CACHE)
+def _pick(h, buf, n, t, policy):
+    if n == 1:
+        return 0
+    if policy == GREEDY:
+        return _greedy_pick(buf[0], n)
+    return heuristic_pick(h, buf[0, :n], buf[1, :n], buf[2, :n], t)
+
+
+@njit(cache=_CACHE)
+def rollout(hands, player, last_cls, last_power, last_player, locked, must, t, locks, policy, buf):
+    """Play the game to its end with ``policy`` in every seat; ``hands`` (int64[4]) is updated
+    in place and the winner's seat returned. The turn logic is ``Big2State``'s: a trick ends
+    when the turn would come back to its last player, passes lock a seat out when ``locks``."""
+    while True:
+        h = hands[player]
+        n = generate_moves(h, last_cls, last_power, must, last_cls != 0, t, buf)
+        k = _pick(h, buf, n, t, policy)
+        m = buf[0, k]
+        if m == 0:
+            if locks:
+                locked |= 1 << player
+        else:
+            if last_cls == 0:
+                last_cls = _combo_cls(buf[1, k], _popcount(m))
+            last_power = buf[2, k]
+            last_player = player
+            must = 0
+            hands[player] = h ^ m
+            if hands[player] == 0:
+                return player
+        nxt = (player + 1) & 3
+        while (locked >> nxt) & 1 and nxt != last_player:
+            nxt = (nxt + 1) & 3
+        if nxt == last_player:
+            last_cls = 0
+            last_power = -1
+            locked = 0
+        player = nxt
+
+
+@njit(cache=_CACHE)
+def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
+                  locked, t, locks, policy):
+    """(wins, cards left) of each candidate summed over the deals (``deals[s]``: four hands with
+    the agent's own in ``seat``): the candidate is played, then the game rolled out."""
+    n_deals = deals.shape[0]
+    k = cand_masks.shape[0]
+    wins = np.zeros(k, dtype=np.int64)
+    cards = np.zeros(k, dtype=np.int64)
+    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
+    hands = np.empty(4, dtype=np.int64)
+    for s in range(n_deals):
+        for c in range(k):
+            for p in range(4):
+                hands[p] = deals[s, p]
+            m = cand_masks[c]
+            lc, lp, lpl, lk = last_cls, last_power, last_player, locked
+            if m == 0:
+                if locks:
+                    lk |= 1 << seat
+            else:
+                if lc == 0:
+                    lc = _combo_cls(cand_types[c], _popcount(m))
+                lp = cand_powers[c]
+                lpl = seat
+                hands[seat] ^= m
+                if hands[seat] == 0:
+                    wins[c] += 1
+                    continue
+            nxt = (seat + 1) & 3
+            while (lk >> nxt) & 1 and nxt != lpl:
+                nxt = (nxt + 1) & 3
+            if nxt == lpl:
+                lc = 0
+                lp = -1
+                lk = 0
+            winner = rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
+            if winner == seat:
+                wins[c] += 1
+            cards[c] += _popcount(hands[seat])
+    return wins, cards
+
+
+@njit(cache=_CACHE)
+def candidate_order(h, masks, types, powers, t):
+    """The legal moves in the base policy's order: the heuristic's choice first, then by the
+    heuristic's value of the hand left (higher first), ties by RankAction, then canonical order."""
+    n = masks.shape[0]
+    first = heuristic_pick(h, masks, types, powers, t)
+    phase = phase_of(_popcount(h))
+    ra = rank_action(h, masks, types, powers, t)
+    p0, f0, d0 = hand_structure(h, t)
+    key = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        m = masks[i]
+        if m == 0:
+            value = W_PAIRS * p0 + W_FIVES * f0 - W_DEAD * d0
+        else:
+            p, f, d = hand_structure(h & ~m, t)
+            value = W_PAIRS * p + W_FIVES * f - W_DEAD * d + W_SHED * _popcount(m)
+            pair_break, five_break = breaks(h, m, f0, t)
+            if pair_break:
+                value -= PAIR_PENALTY[phase]
+            if five_break:
+                value -= FIVE_PENALTY[phase]
+        # value dominates; RankAction (at most ~100 apart) breaks its ties
+        key[i] = -value * 1000.0 + ra[i]
+    order = np.argsort(key, kind="mergesort")
+    out = np.empty(n, dtype=np.int64)
+    out[0] = first
+    j = 1
+    for i in range(n):
+        if order[i] != first:
+            out[j] = order[i]
+            j += 1
+    return out
+
+
+@njit(cache=_CACHE)
+def replay_mismatches(deals, seats, masks, want_cls, min_power, must, allow_pass, after, t, policy):
+    """For each deal, how many of the given past decisions the opponent model would have made
+    differently. Decision ``i`` was made by ``seats[i]`` (facing ``want_cls``/``min_power``,
+    ``must``, pass allowed or not) and played ``masks[i]``; its hand then was the deal's current
+    hand of that seat plus ``after[i]`` (the cards that seat played from decision ``i`` on)."""
+    n_deals = deals.shape[0]
+    out = np.zeros(n_deals, dtype=np.int64)
+    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
+    for s in range(n_deals):
+        for i in range(seats.shape[0]):
+            h = deals[s, seats[i]] | after[i]
+            n = generate_moves(h, want_cls[i], min_power[i], must[i], allow_pass[i], t, buf)
+            if n <= 1:
+                continue
+            k = _pick(h, buf, n, t, policy)
+            if buf[0, k] != masks[i]:
+                out[s] += 1
+    return out
+
+
+# --- sampling (Python: every draw from the runner's random.Random) -------------------------------
+def _bits(mask: int) -> list[int]:
+    return [c for c in range(52) if mask >> c & 1]
+
+
+def sample_deals(obs, start_card: int, rng: random.Random, n: int) -> np.ndarray:
+    """``n`` deals (int64[n, 4]) consistent with the observation ``obs``: the agent's hand in its
+    seat, the unseen cards dealt uniformly to the others by their public card counts, the
+    unplayed starting card (card id ``start_card``) with the seat that acted first."""
+    seat = obs.seat
+    seen = obs.hand
+    for p in obs.played:
+        seen |= p
+    unseen = FULL & ~seen
+    others = [(seat + k) & 3 for k in (1, 2, 3)]
+    counts = [obs.cards_left[s] for s in others]
+    if sum(counts) != unseen.bit_count():
+        raise ValueError(f"observation of seat {seat}: {unseen.bit_count()} unseen cards for "
+                         f"{sum(counts)} cards in the opponents' hands")
+    fixed = [0, 0, 0]
+    start = 1 << start_card
+    if unseen & start:
+        if not obs.history:
+            raise ValueError("the starting card is unseen, yet nobody has acted")
+        fixed[others.index(obs.history[0][0])] = start
+        unseen &= ~start
+    pool = _bits(unseen)
+    need = [c - f.bit_count() for c, f in zip(counts, fixed, strict=True)]
+    deals = np.zeros((n, 4), dtype=np.int64)
+    deals[:, seat] = obs.hand
+    for i in range(n):
+        rng.shuffle(pool)
+        pos = 0
+        for j, s in enumerate(others):
+            m = fixed[j]
+            for c in pool[pos:pos + need[j]]:
+                m |= 1 << c
+            pos += need[j]
+            deals[i, s] = m
+    return deals
+
+
+def public_replay(obs, game) -> tuple[np.ndarray, ...]:
+    """The opponents' past decisions as arrays for :func:`replay_mismatches` (seats, masks
+    played, trick cls / power to beat, must-include card, pass allowed, cards played from then
+    on), rebuilt from the public history with the engine's turn logic."""
+    rules = game.rules
+    t = game.tables
+    hist = list(obs.history)
+    start = 0
+    must = 0
+    if rules.start_mode == "auto_play":
+        start = 1  # the auto-played starting card is no decision
+    elif rules.start_mode == "must_include":
+        must = 1 << rules.starting_card_id
+    after_seat = [0, 0, 0, 0]
+    after = [0] * len(hist)
+    for i in range(len(hist) - 1, -1, -1):
+        p, m = hist[i]
+        after_seat[p] |= m
+        after[i] = after_seat[p]
+    rows = []
+    last_cls, last_power, last_player, locked = 0, -1, -1, 0
+    for i, (p, m) in enumerate(hist):
+        if i >= start and p != obs.seat:
+            rows.append((p, m, last_cls, last_power, must, last_cls != 0, after[i]))
+        if m == 0:
+            if game.locks:
+                locked |= 1 << p
+        else:
+            typ, cls, power = classify_mask(np.int64(m), t)
+            if last_cls == 0:
+                last_cls = int(cls)
+            last_power = int(power)
+            last_player = p
+            must = 0
+        nxt = (p + 1) & 3
+        while locked >> nxt & 1 and nxt != last_player:
+            nxt = (nxt + 1) & 3
+        if nxt == last_player:
+            last_cls, last_power, locked = 0, -1, 0
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 7
+    seats, masks, want, power, musts, allow, aft = cols
+    return (np.array(seats, dtype=np.int64), np.array(masks, dtype=np.int64),
+            np.array(want, dtype=np.int64), np.array(power, dtype=np.int64),
+            np.array(musts, dtype=np.int64), np.array(allow, dtype=np.bool_),
+            np.array(aft, dtype=np.int64))
+
+
+def trick_state(obs) -> tuple[int, int, int, int]:
+    """(cls, power, last player, lock-outs) of the trick the agent faces, from its observation."""
+    if obs.leading:
+        return 0, -1, -1, obs.locked_out
+    cls = _combo_cls(obs.to_beat_type, obs.to_beat.bit_count())
+    return int(cls), int(obs.to_beat_power), int(obs.to_beat_player), int(obs.locked_out)
+
+
+def best_candidate(wins: np.ndarray, cards: np.ndarray) -> int:
+    """The position of the best candidate: most wins, then fewest cards left, then the first
+    (the base policy's order)."""
+    best = 0
+    for j in range(1, len(wins)):
+        if wins[j] > wins[best] or (wins[j] == wins[best] and cards[j] < cards[best]):
+            best = j
+    return best
+
+
+# --- the agent -----------------------------------------------------------------------------------
+class SearchAgent(Agent):
+    """Determinized one-step rollout search (see the module docstring)."""
+
+    games = ("big2",)
+
+    def __init__(self, samples: int = 48, candidates: int = 10, rollout: str = "heuristic",
+                 belief: int = 0) -> None:
+        if samples < 1 or candidates < 1:
+            raise ValueError(f"search needs S >= 1 and K >= 1, got S={samples}, K={candidates}")
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"rollout policy {rollout!r} (choose from {', '.join(ROLLOUT_POLICIES)})")
+        if belief == 1 or belief < 0:
+            raise ValueError(f"belief=M draws M x S deals to filter: M >= 2 (or 0: off), got {belief}")
+        self.samples = samples
+        self.candidates = candidates
+        self.rollout = rollout
+        self.belief = belief
+        self.policy = ROLLOUT_POLICIES.index(rollout)
+        self.name = f"search:S={samples},K={candidates},rollout={rollout}" + (f",belief={belief}" if belief else "")
+
+    def candidates_of(self, d: Decision) -> np.ndarray:
+        """Indices (into ``d.moves``) of the moves to score, best first."""
+        masks = np.array(d.moves, dtype=np.int64)
+        types = np.array(d.types, dtype=np.int64)
+        powers = np.array(d.powers, dtype=np.int64)
+        order = candidate_order(d.hand, masks, types, powers, d.game.tables)
+        cand = order[:self.candidates].copy()
+        if d.moves[0] == 0 and 0 not in cand and len(cand) > 1:  # a pass is legal: score it too
+            cand[-1] = 0
+        return cand
+
+    def deals(self, d: Decision, rng: random.Random) -> np.ndarray:
+        """The sampled deals of this decision (belief-filtered when ``belief`` is set)."""
+        game = d.game
+        start = game.rules.starting_card_id
+        if not self.belief:
+            return sample_deals(d.observation, start, rng, self.samples)
+        pool = sample_deals(d.observation, start, rng, self.samples * self.belief)
+        replay = public_replay(d.observation, game)
+        bad = replay_mismatches(pool, *replay, game.tables, self.policy)
+        w = EPS ** (bad - bad.min()).astype(np.float64)
+        cum = np.cumsum(w / w.sum())
+        u = rng.random()
+        picks = np.searchsorted(cum, (u + np.arange(self.samples)) / self.samples, side="right")
+        return pool[np.minimum(picks, len(pool) - 1)]
+
+    def act(self, decision: Decision, rng: random.Random) -> int:
+        d = decision
+        masks = np.array(d.moves, dtype=np.int64)
+        if forced_move(d.hand, masks) >= 0:
+            return int(forced_move(d.hand, masks))
+        cand = self.candidates_of(d)
+        if len(cand) == 1:
+            return int(cand[0])
+        wins, cards = self.score(d, cand, self.deals(d, rng))
+        return int(cand[best_candidate(wins, cards)])
+
+    def score(self, d: Decision, cand: np.ndarray, deals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(wins, cards left) of each candidate over ``deals``."""
+        cls, power, last_player, locked = trick_state(d.observation)
+        return search_scores(
+            d.seat, deals, np.array([d.moves[i] for i in cand], dtype=np.int64),
+            np.array([d.types[i] for i in cand], dtype=np.int64),
+            np.array([d.powers[i] for i in cand], dtype=np.int64),
+            cls, power, last_player, locked, d.game.tables, bool(d.game.locks), self.policy)
+
+
+def parse_search_spec(spec: str) -> SearchAgent:
+    """``search`` or ``search:S=48,K=10,rollout=heuristic,belief=0`` (any subset, any order)."""
+    _, _, arg = spec.partition(":")
+    kw: dict[str, int | str] = {}
+    names = {"S": "samples", "K": "candidates", "rollout": "rollout", "belief": "belief"}
+    for part in filter(None, arg.split(",")):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in names:
+            raise ValueError(f"agent {spec!r}: search takes S=, K=, rollout=, belief= (got {part!r})")
+        if key == "rollout":
+            kw[names[key]] = value.strip()
+        else:
+            try:
+                kw[names[key]] = int(value)
+            except ValueError:
+                raise ValueError(f"agent {spec!r}: {key} must be an integer, got {value!r}") from None
+    try:
+        return SearchAgent(**kw)  # type: ignore[arg-type]
+    except ValueError as e:
+        raise ValueError(f"agent {spec!r}: {e}") from None
+
+
+__all__ = ["SearchAgent", "parse_search_spec", "best_candidate", "sample_deals", "rollout", "search_scores",
+           "candidate_order", "public_replay", "replay_mismatches", "trick_state", "ROLLOUT_POLICIES"]
