@@ -70,7 +70,8 @@ Bidding (every agent; the auction's actions are ids 0 pass, 1-3 bids, 4 call, 5 
        e. A bomb or the rocket (the lowest first) when an enemy holds at most 4 cards, or
           when it is a group of the split and leaves at most 2 plays.
        f. Pass.
-    It draws no random numbers: the same observation gives the same move.
+    Nothing in it is random: the same observation gives the same move (like the styles it
+    draws one number from its seat's stream per turn, and ignores it).
 
     Choices measured while building it (``rlcard`` rules, duplicate deals, seed 1, 3,000 to
     9,000 games, the agent in one seat; between equal agents the landlord wins about 0.49):
