@@ -42,17 +42,17 @@ def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
     p = parse_params(DDZ)
     assert p.game == "doudizhu" and p.rules == "rlcard"
     assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy")
-    assert p.tune.opponent == "greedy"  # the heuristic plays Big 2 only
+    assert p.tune.opponent == "greedy"  # the Dou Dizhu setup's default (config.GAME_SETUP)
     assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy")
     assert p.behaviour.games == 300
     big2 = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     assert big2.game == "big2" and big2.tune.opponent == "heuristic" and big2.behaviour.games == 400
     for path, value, message in [
-        (("tune", "opponent"), "heuristic", "tune.opponent: agent 'heuristic' plays big2 only"),
+        (("tune", "opponent"), "charlesworth", "tune.opponent: agent 'charlesworth' plays big2 only"),
         (("tune", "eval_games"), 4, "tune.eval_games: must be a multiple of 3"),
         (("evaluate", "games"), 8, "evaluate.games: must be a multiple of 3"),
         (("behaviour", "games"), 8, "behaviour.games: must be a multiple of 3"),
-        (("tournament", "rule_agents"), ["random", "heuristic"], "tournament.rule_agents: agent 'heuristic'"),
+        (("tournament", "rule_agents"), ["random", "charlesworth"], "tournament.rule_agents: agent 'charlesworth'"),
         (("rules",), "paper", "rules: unknown doudizhu rules preset 'paper'"),
     ]:
         raw = json.loads(json.dumps(DDZ))

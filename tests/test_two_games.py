@@ -114,7 +114,7 @@ def test_match_sizes_and_agents_are_checked_for_the_game() -> None:
     with pytest.raises(ValueError, match="or 2, got 3"):
         run_match("random", ["random", "random", "random"], games=30, game="doudizhu")
     with pytest.raises(ValueError, match="plays big2 only, not doudizhu"):
-        run_match("heuristic", ["random"], games=30, game="doudizhu")
+        run_match("charlesworth", ["random"], games=30, game="doudizhu")
     with pytest.raises(ValueError, match="unknown game"):
         run_match("random", ["random"], games=30, game="hearts")
 
@@ -198,7 +198,7 @@ def test_the_cli_plays_dou_dizhu(tmp_path, capsys) -> None:
           "--out", str(tmp_path / "run"), "--no-progress"])
     out = capsys.readouterr().out
     assert "vs 2x random" in out
-    assert main(["evaluate", "--game", "doudizhu", "--agent", "heuristic", "--opponents", "random",
+    assert main(["evaluate", "--game", "doudizhu", "--agent", "charlesworth", "--opponents", "random",
                  "--games", "30"]) == 2
     assert "plays big2 only" in capsys.readouterr().err
 
