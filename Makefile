@@ -7,7 +7,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations
+.PHONY: run test lint bench venv ablations server
 
 venv: $(VENV)/.installed
 
@@ -32,3 +32,8 @@ test: venv
 
 bench: venv
 	$(VENV)/bin/climbrl bench engine --rules paper --games 4000
+
+# an MLflow tracking server on PostgreSQL, 127.0.0.1:5000 (a local PostgreSQL in .pgdata unless
+# CLIMBRL_MLFLOW_BACKEND=postgresql://... names one; artifacts in mlartifacts/): pipeline/mlflow_server.py
+server: venv
+	$(PY) -m pipeline.mlflow_server

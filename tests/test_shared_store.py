@@ -116,3 +116,77 @@ def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
     assert len(retried) == 1 and retried[0].state.name in ("COMPLETE", "PRUNED")
     assert retried[0].params == killed.params
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the budget, retry included
+
+
+WORKER = r'''
+import json, sys
+from pathlib import Path
+from climbrl import track as tr
+from climbrl.config import train_config
+from climbrl.evaluate.match import run_match
+from climbrl.training import train
+
+i = int(sys.argv[1])
+uri = tr.configure("sqlite:///not-this.db", "shared-store")  # MLFLOW_TRACKING_URI wins
+assert uri.startswith("http://"), uri
+cfg = train_config("ppo", epochs=2, games_per_epoch=4, eval_every=1, eval_games=8, hidden=16,
+                   eval_opponents=("random",), seed=i)
+out = Path(f"run{i}")
+with tr.training_run(cfg.to_dict(), out, artifacts=[out / "policy.pt", out / "metrics.csv"],
+                     tags={"worker": str(i)}) as run:
+    res = train(cfg, out, progress=False, on_epoch=run.on_epoch)
+    run.complete(res["history"])
+match = run_match(f"checkpoint:{out / 'policy.pt'}", ["random"], rules="paper", games=8, workers=1, seed=i)
+path = out / "eval.json"
+path.write_text(json.dumps({"matches": [match]}))
+tr.log_evaluation("ppo", {"matches": [match]}, path, tags={"worker": str(i)})
+if i == 0:
+    version = tr.register_policy(out / "policy.pt", "shared-best", "ppo", {"win_rate/random": match["win_rate"]})
+    print("version", version)
+'''
+
+
+def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postgres_server):
+    import mlflow
+    from mlflow.tracking import MlflowClient
+    from pipeline.mlflow_server import mlflow_server
+    from pipeline.postgres import create_database
+
+    backend = create_database(postgres_server, f"mlflow{os.getpid()}")
+    with mlflow_server(backend, tmp_path / "artifacts", log=tmp_path / "server.log") as uri:
+        env = _env(MLFLOW_TRACKING_URI=uri)  # the workers' environment only, not this process's
+        workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(i)], cwd=tmp_path, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(2)]
+        outs = [_finish(w) for w in workers]
+        assert "version 1" in outs[0]
+        client = MlflowClient(tracking_uri=uri, registry_uri=uri)
+        exp = client.get_experiment_by_name("shared-store")
+        assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+        runs = client.search_runs([exp.experiment_id])
+        by_stage: dict[str, list] = {}
+        for r in runs:
+            by_stage.setdefault(r.data.tags.get("stage"), []).append(r)
+        assert len(by_stage["train"]) == 2 and len(by_stage["evaluate"]) == 2 and len(by_stage["register"]) == 1
+        for r in by_stage["train"]:
+            assert r.info.status == "FINISHED"
+            assert r.data.params["epochs"] == "2" and r.data.tags["algo"] == "ppo"
+            assert [m.step for m in client.get_metric_history(r.info.run_id, "games")] == [1, 2]
+            assert {a.path for a in client.list_artifacts(r.info.run_id)} >= {"policy.pt", "metrics.csv"}
+        assert {r.data.tags["worker"] for r in by_stage["train"]} == {"0", "1"}
+        for r in by_stage["evaluate"]:
+            assert "win_rate/random" in r.data.metrics
+            assert [a.path for a in client.list_artifacts(r.info.run_id)] == ["eval.json"]
+        mv = client.get_model_version_by_alias("shared-best", "best")
+        assert mv.version == "1" and mv.run_id == by_stage["register"][0].info.run_id
+        # the registered policy loads back through the server (artifacts served over HTTP)
+        mlflow.set_tracking_uri(uri)
+        try:
+            from climbrl.track import load_registered_policy
+
+            agent = load_registered_policy("shared-best", alias="best")
+            assert agent.name == "models:/shared-best/1"
+        finally:
+            mlflow.set_tracking_uri(None)
+    # the artifacts lie in the server's folder, not the workers' tracking folders
+    assert list((tmp_path / "artifacts").rglob("policy.pt"))
+    assert not (tmp_path / "mlruns").exists()
