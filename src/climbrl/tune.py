@@ -154,6 +154,16 @@ class _Budget:
         self.lock.close()
 
 
+def _name_objective(study: Any, opponent: str) -> None:
+    """Name the objective for optuna-dashboard (otherwise "Objective 0")."""
+    import optuna
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if not study.metric_names:
+            study.set_metric_names([f"win rate vs {opponent}"])
+
+
 def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: int | None = None,
               storage: str | None = None, study_name: str | None = None, out_dir: str | Path = "runs/tune",
               best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
@@ -189,15 +199,13 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
                                         load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
                                         pruner=pruner)
-            if not study.metric_names:
-                study.set_metric_names([f"win rate vs {opponent}"])  # the dashboard's name of the objective
+            _name_objective(study, opponent)
         finally:
             setup.close()
     else:
         study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
                                     sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
-        if not study.metric_names:
-            study.set_metric_names([f"win rate vs {opponent}"])
+        _name_objective(study, opponent)
     # a resumed study keeps its trials: they must have played this game (a study from before the
     # second game, without the attribute, played Big 2)
     made_for = study.user_attrs.get("game", "big2" if study.trials else game)
