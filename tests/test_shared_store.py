@@ -190,7 +190,10 @@ def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postg
         by_stage: dict[str, list] = {}
         for r in runs:
             by_stage.setdefault(r.data.tags.get("stage"), []).append(r)
-        assert len(by_stage["train"]) == 2 and len(by_stage["evaluate"]) == 2 and len(by_stage["register"]) == 1
+        everything = [(r.info.experiment_id, r.data.tags.get("stage"), r.data.tags.get("worker"), r.info.status)
+                      for r in client.search_runs([e.experiment_id for e in client.search_experiments()])]
+        assert len(by_stage["train"]) == 2 and len(by_stage["evaluate"]) == 2 and len(by_stage["register"]) == 1, \
+            (everything, outs)
         for r in by_stage["train"]:
             assert r.info.status == "FINISHED"
             assert r.data.params["epochs"] == "2" and r.data.tags["algo"] == "ppo"
