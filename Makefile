@@ -7,14 +7,14 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations
+.PHONY: run test lint bench venv ablations server
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,postgres]'
 	touch $@
 
 # one local Prefect server (127.0.0.1, a free port; PREFECT_API_URL if set) for every stage, stopped
@@ -32,3 +32,8 @@ test: venv
 
 bench: venv
 	$(VENV)/bin/climbrl bench engine --rules paper --games 4000
+
+# an MLflow tracking server on PostgreSQL, 127.0.0.1:5000 (a local PostgreSQL in .pgdata unless
+# CLIMBRL_MLFLOW_BACKEND=postgresql://... names one; artifacts in mlartifacts/): pipeline/mlflow_server.py
+server: venv
+	$(PY) -m pipeline.mlflow_server

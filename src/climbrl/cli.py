@@ -238,7 +238,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     params = load_params(args.params)
     res = run_study(params.tune, rules=params.rules, algo=args.algo, trials=args.trials, storage=args.storage,
                     study_name=args.study, best_yaml=args.best_out, track=not args.no_track,
-                    tracking=params.tracking, game=params.game)
+                    tracking=params.tracking, game=params.game, heartbeat_interval=args.heartbeat,
+                    grace_period=args.grace, max_retry=args.retries)
     text = (f"study {res['study']} ({res['storage']}): {res['trials']} trials, {res['complete']} complete, "
             f"{res['pruned']} pruned")
     if "best_value" in res:
@@ -401,6 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="params file (its game and rules; its tune section: budget, seed, opponent)")
     tu.add_argument("--best-out", default=None, help="YAML for the best parameters (default reports/tune/)")
     tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
+    tu.add_argument("--heartbeat", type=int, default=60,
+                    help="shared storage (postgresql://...): seconds between a running trial's heartbeats (default 60)")
+    tu.add_argument("--grace", type=int, default=None,
+                    help="shared storage: a trial without a heartbeat for this long is failed and retried "
+                         "(default twice --heartbeat)")
+    tu.add_argument("--retries", type=int, default=3, help="shared storage: retries of a failed trial (default 3)")
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
 

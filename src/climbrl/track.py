@@ -62,7 +62,14 @@ def configure(tracking_uri: str, experiment: str) -> str:
     mlflow.set_tracking_uri(uri)
     exp = mlflow.set_experiment(experiment)
     if EXPERIMENT_KIND_TAG not in exp.tags:
-        mlflow.tracking.MlflowClient().set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+        client = mlflow.tracking.MlflowClient()
+        try:
+            client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+        except mlflow.exceptions.MlflowException:
+            # another process tagged it at the same moment (a server on PostgreSQL refuses the second
+            # insert): fine if the tag is there now
+            if EXPERIMENT_KIND_TAG not in client.get_experiment(exp.experiment_id).tags:
+                raise
     return uri
 
 

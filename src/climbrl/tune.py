@@ -11,12 +11,36 @@ storage defaults to SQLite and a study is resumable: rerunning the same command 
 finished trials and runs only the missing ones. Each trial is a nested MLflow run; the best
 parameters go to a YAML file that ``climbrl train --config`` takes.
 
-Dashboard: ``optuna-dashboard sqlite:///optuna.db --host 127.0.0.1 --port 8080``.
+Dashboard: ``optuna-dashboard sqlite:///optuna.db --host 127.0.0.1 --port 8080``; the objective
+is named there (``win rate vs heuristic``).
+
+Many workers, one study: ``climbrl tune --storage postgresql://... --study NAME`` run by several
+processes (on one machine or many) shares the study through the database (any RDB URL but
+SQLite, whose path is unchanged). Then:
+
+- the workers together run ``trials`` trials, not each: before a worker starts a trial it counts
+  the study's trials that are done, running or waiting and stops when the budget is reached; on
+  PostgreSQL (MySQL) the count and the new trial's creation hold an advisory lock, so two workers
+  never both take the last slot;
+- each worker seeds its sampler differently (``tune.seed``, its process id and the time): with one
+  seed every worker would sample the same parameters; a shared study is not reproducible trial
+  for trial (the order of the workers' results decides what TPE sees);
+- the pruner compares a trial with every worker's trials (they are read from the database);
+- every running trial writes a heartbeat (``heartbeat_interval``, default 60 s): a trial whose
+  worker died (SIGKILL, a lost machine) is marked FAIL once its heartbeat is ``grace_period`` old
+  (default twice the interval), by the next worker that starts or begins a trial, and is retried
+  with the same parameters (``RetryFailedTrialCallback``, up to ``max_retry`` times), so no trial
+  stays RUNNING and none is lost.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import socket
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +63,116 @@ def suggest(trial: Any, algo: str) -> dict[str, Any]:
     return values
 
 
+def shared_storage(storage: str) -> bool:
+    """Whether ``storage`` is a database several workers share (an RDB URL other than SQLite)."""
+    return "://" in storage and not storage.split(":", 1)[0].startswith("sqlite")
+
+
+def shown_url(storage: str) -> str:
+    """``storage`` with its password hidden (for output and files)."""
+    if not shared_storage(storage):
+        return storage
+    from sqlalchemy.engine import make_url
+
+    return make_url(storage).render_as_string(hide_password=True)
+
+
+class _DbLock:
+    """A named advisory lock of the database of ``storage`` (PostgreSQL, MySQL/MariaDB; elsewhere
+    a no-op), on a connection of its own: held across the steps that several workers must not
+    interleave."""
+
+    def __init__(self, storage: str, name: str) -> None:
+        import sqlalchemy
+
+        self.dialect = sqlalchemy.engine.make_url(storage).get_backend_name()
+        digest = hashlib.sha256(name.encode()).digest()
+        self.key = int.from_bytes(digest[:8], "big", signed=True)
+        self.name = digest.hex()[:60]
+        self.conn = None
+        self.held = False
+        if self.dialect in ("postgresql", "mysql", "mariadb"):
+            engine = sqlalchemy.create_engine(storage, poolclass=sqlalchemy.pool.NullPool)
+            self.conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    def acquire(self) -> None:
+        from sqlalchemy import text
+
+        if self.conn is not None and not self.held:
+            if self.dialect == "postgresql":
+                self.conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": self.key})
+            else:
+                self.conn.execute(text("SELECT GET_LOCK(:n, -1)"), {"n": self.name})
+            self.held = True
+
+    def release(self) -> None:
+        from sqlalchemy import text
+
+        if self.conn is not None and self.held:
+            if self.dialect == "postgresql":
+                self.conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self.key})
+            else:
+                self.conn.execute(text("SELECT RELEASE_LOCK(:n)"), {"n": self.name})
+            self.held = False
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.release()
+            self.conn.close()
+            self.conn = None
+
+
+class _Budget:
+    """The study's trial budget shared by its workers: :meth:`claim` before a worker starts a trial
+    (True: there is room, or a failed trial waits for its retry), :meth:`started` once the trial
+    exists. On PostgreSQL and MySQL an advisory lock, per study, is held from the claim until the
+    trial is created, so that the count and the creation are one step for all workers."""
+
+    def __init__(self, study: Any, storage: str, trials: int) -> None:
+        self.study, self.trials = study, trials
+        self.lock = _DbLock(storage, f"climbrl-tune:{study.study_name}")
+
+    def started(self) -> None:
+        self.lock.release()
+
+    def claim(self) -> bool:
+        import optuna
+        from optuna.trial import TrialState
+
+        self.lock.acquire()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(self.study)  # a dead worker's trial: FAIL, retried as WAITING
+        states = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
+        counted = self.study.get_trials(deepcopy=False, states=states)
+        if len(counted) < self.trials or any(t.state == TrialState.WAITING for t in counted):
+            return True
+        self.started()
+        return False
+
+    def close(self) -> None:
+        self.lock.close()
+
+
+def _name_objective(study: Any, opponent: str) -> None:
+    """Name the objective for optuna-dashboard (otherwise "Objective 0")."""
+    import optuna
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if not study.metric_names:
+            study.set_metric_names([f"win rate vs {opponent}"])
+
+
 def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: int | None = None,
               storage: str | None = None, study_name: str | None = None, out_dir: str | Path = "runs/tune",
               best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
-              game: str = "big2") -> dict[str, Any]:
+              game: str = "big2", heartbeat_interval: int = 60, grace_period: int | None = None,
+              max_retry: int = 3) -> dict[str, Any]:
     """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
-    game's default preset); the objective plays ``tp.opponent``."""
+    game's default preset); the objective plays ``tp.opponent``. A shared storage
+    (:func:`shared_storage`) is run by any number of workers: the budget is shared, a dead worker's
+    trial is failed after ``grace_period`` seconds without a heartbeat and retried (module doc)."""
     import optuna
 
     algo = algo or tp.algo
@@ -57,16 +185,36 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
         else optuna.pruners.NopPruner()
-    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
-                                sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
+    shared = shared_storage(storage)
+    if shared:
+        from optuna.storages import RDBStorage, RetryFailedTrialCallback
+
+        setup = _DbLock(storage, "climbrl-tune:setup")  # the first workers of an empty database would
+        setup.acquire()                                  # all create Optuna's tables at once
+        try:
+            store: Any = RDBStorage(storage, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
+                                    failed_trial_callback=RetryFailedTrialCallback(max_retry=max_retry),
+                                    engine_kwargs={"pool_pre_ping": True})
+            seed = int.from_bytes(hashlib.sha256(f"{tp.seed}:{os.getpid()}:{time.time_ns()}".encode()).digest()[:4])
+            study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
+                                        load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
+                                        pruner=pruner)
+            _name_objective(study, opponent)
+        finally:
+            setup.close()
+    else:
+        study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
+                                    sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
+        _name_objective(study, opponent)
     # a resumed study keeps its trials: they must have played this game (a study from before the
     # second game, without the attribute, played Big 2)
     made_for = study.user_attrs.get("game", "big2" if study.trials else game)
     if made_for != game:
-        raise ValueError(f"Optuna study {study_name} ({storage}) holds {made_for} trials; this search plays {game}: "
-                         "name another study (--study, tune.study)")
+        raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) holds {made_for} trials; this search "
+                         f"plays {game}: name another study (--study, tune.study)")
     if "game" not in study.user_attrs:
         study.set_user_attr("game", game)
+    budget = _Budget(study, storage, trials) if shared else None
     finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
     remaining = max(0, trials - len(finished))
     mlflow = None
@@ -79,6 +227,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     def objective(trial: Any) -> float:
         from climbrl.training import train
 
+        if budget:
+            budget.started()
+            trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
         values = suggest(trial, algo)
         cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
                            eval_every=tp.eval_every, eval_games=tp.eval_games,
@@ -113,22 +264,39 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             if ctx:
                 ctx.__exit__(None, None, None)
 
-    if remaining:
+    def optimize() -> None:
+        if budget is None:
+            study.optimize(objective, n_trials=remaining)
+            return
+
+        def next_trial(study: Any, trial: Any) -> None:
+            if not budget.claim():
+                study.stop()
+
+        try:
+            study.optimize(objective, callbacks=[next_trial])
+        finally:
+            budget.close()
+
+    go = budget.claim() if budget else remaining > 0  # a shared study: this worker's first claim on its budget
+    if go:
         if mlflow:
             with mlflow.start_run(run_name=f"tune-{study_name}"):
                 mlflow.set_tags({"stage": "tune", "algo": algo})
-                study.optimize(objective, n_trials=remaining)
+                optimize()
         else:
-            study.optimize(objective, n_trials=remaining)
+            optimize()
+    elif budget:
+        budget.close()
     done = [t for t in study.trials if t.state.name == "COMPLETE"]
-    result = {"study": study_name, "storage": storage, "algo": algo, "trials": len(study.trials),
+    result = {"study": study_name, "storage": shown_url(storage), "algo": algo, "trials": len(study.trials),
               "complete": len(done), "pruned": sum(t.state.name == "PRUNED" for t in study.trials)}
     if done:
         result["best_value"] = study.best_value
         result["best_params"] = study.best_params
         path = Path(best_yaml or f"reports/tune/best_{algo}.yaml")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# best of Optuna study {study_name} ({storage}); use: climbrl train --algo {algo} "
-                        f"--config {path}\n" + yaml.safe_dump(study.best_params, sort_keys=True))
+        path.write_text(f"# best of Optuna study {study_name} ({shown_url(storage)}); use: climbrl train "
+                        f"--algo {algo} --config {path}\n" + yaml.safe_dump(study.best_params, sort_keys=True))
         result["best_yaml"] = str(path)
     return result

@@ -1,0 +1,141 @@
+"""An MLflow tracking server on PostgreSQL: ``python -m pipeline.mlflow_server`` (``make server``).
+
+Runs ``mlflow server --backend-store-uri postgresql://... --artifacts-destination DIR
+--serve-artifacts --host 127.0.0.1 --port PORT`` (runs, metrics, tags and the model registry in
+the database; artifacts in DIR, uploaded and downloaded through the server, so a client needs no
+access to DIR), waits for its ``/health``, prints the tracking URI and runs until Ctrl-C / SIGTERM,
+then stops it with its worker processes.
+
+- ``--backend-store-uri`` (or ``CLIMBRL_MLFLOW_BACKEND``): a PostgreSQL database URL; without
+  one, a local PostgreSQL is started in ``--pgdata`` (default ``.pgdata``, kept: the next start
+  finds the same runs; pipeline/postgres.py, the ``postgres`` extra) with a database ``mlflow``.
+- ``--artifacts`` (default ``mlartifacts``), ``--port`` (or ``CLIMBRL_MLFLOW_PORT``, default 5000).
+
+Clients: ``MLFLOW_TRACKING_URI=http://127.0.0.1:5000`` in their environment (climbrl.track reads
+it before params.yaml's ``tracking_uri``): ``make run``, ``climbrl tune``, any number of processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pipeline  # noqa: F401  (environment defaults)
+from pipeline.postgres import HOST, LocalPostgres, PostgresUnavailable, create_database, free_port
+
+
+class ServerError(RuntimeError):
+    """The MLflow server did not come up."""
+
+
+def healthy(uri: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{uri}/health", timeout=timeout) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def command(backend: str, artifacts: str | Path, port: int, host: str = HOST) -> list[str]:
+    mlflow = Path(sys.executable).parent / "mlflow"
+    return [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", backend,
+            "--artifacts-destination", str(Path(artifacts).resolve()), "--serve-artifacts",
+            "--host", host, "--port", str(port), "--workers", "1"]
+
+
+def _stop(proc: subprocess.Popen, timeout: float = 20.0) -> None:
+    """SIGTERM to the server's process group (uvicorn and its job workers), SIGKILL if it lingers."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # children that outlive the server (huey consumers)
+    proc.wait()
+
+
+@contextmanager
+def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, log: str | Path | None = None,
+                  timeout: float = 120.0) -> Iterator[str]:
+    """The server for the duration; yields its tracking URI (``http://127.0.0.1:PORT``)."""
+    port = port or free_port()
+    uri = f"http://{HOST}:{port}"
+    Path(artifacts).mkdir(parents=True, exist_ok=True)
+    logf = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.Popen(command(backend, artifacts, port), stdout=logf, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not healthy(uri):
+            if proc.poll() is not None:
+                raise ServerError(f"mlflow server exited with status {proc.returncode} (log: {log})")
+            if time.monotonic() > deadline:
+                raise ServerError(f"mlflow server not healthy within {timeout:.0f} s (log: {log})")
+            time.sleep(0.5)
+        yield uri
+    finally:
+        _stop(proc)
+        if log:
+            logf.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.mlflow_server", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend-store-uri", default=os.environ.get("CLIMBRL_MLFLOW_BACKEND"),
+                    help="postgresql://... (default CLIMBRL_MLFLOW_BACKEND; else a local PostgreSQL in --pgdata)")
+    ap.add_argument("--pgdata", default=".pgdata", help="the local PostgreSQL's folder (default .pgdata)")
+    ap.add_argument("--artifacts", default="mlartifacts", help="artifact folder (default mlartifacts)")
+    ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_MLFLOW_PORT", "5000")))
+    ap.add_argument("--log", default="mlflow-server.log")
+    args = ap.parse_args(argv)
+    stop = {"now": False}
+
+    def handler(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    pg = None
+    backend = args.backend_store_uri
+    try:
+        if not backend:
+            data = Path(args.pgdata).resolve()
+            if os.geteuid() == 0:
+                from pipeline.postgres import _owned
+
+                data.mkdir(parents=True, exist_ok=True)
+                _owned(data)
+            pg = LocalPostgres(data, durable=True)
+            backend = create_database(pg.start(), "mlflow")
+            print(f"PostgreSQL on {HOST}:{pg.port} (data {data}); backend store: database mlflow", flush=True)
+        with mlflow_server(backend, args.artifacts, args.port, log=args.log) as uri:
+            print(f"MLflow tracking server: {uri} (artifacts {Path(args.artifacts).resolve()}, log {args.log})\n"
+                  f"  export MLFLOW_TRACKING_URI={uri}", flush=True)
+            while not stop["now"]:
+                time.sleep(0.5)
+    except (PostgresUnavailable, ServerError) as e:
+        print(f"pipeline.mlflow_server: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if pg:
+            pg.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""A local PostgreSQL server for the shared experiment store: ``python -m pipeline.postgres``.
+
+Optuna studies shared by several ``climbrl tune`` workers and an MLflow tracking server both want
+a real database (``postgresql://...``). Where no PostgreSQL runs, this starts one from the
+binaries of the ``postgres`` extra (``pip install -e '.[postgres]'``: the ``pgserver`` wheel
+bundles PostgreSQL 16, no root and no system package needed), or else from a PostgreSQL found on
+``PATH`` / under ``/usr/lib/postgresql`` (Debian's ``postgresql`` package):
+
+- ``initdb`` in a data folder of its own (password authentication, a random password kept in
+  ``DATA/climbrl-url``, which is readable by its owner only);
+- ``postgres`` listening on 127.0.0.1 only (no Unix socket), on ``--port`` or a free port;
+- the database ``--db`` (default ``climbrl``) created; the URL printed and written to
+  ``DATA/climbrl-url``; stopped (fast shutdown) on Ctrl-C / SIGTERM.
+
+PostgreSQL refuses to run as root: run as root (a container), the server runs as the ``nobody``
+user, in a data folder that user owns.
+
+``python -m pipeline.postgres --data .pgdata`` keeps its data across restarts (the same folder
+gives the same URL); the tests use :func:`local_postgres` in a temporary folder with ``fsync``
+off (tests/pg.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+URL_FILE = "climbrl-url"
+PGDATA = "pgdata"
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL binaries (``initdb``, ``postgres``) or no driver (psycopg) here."""
+
+
+def bin_dir() -> Path:
+    """The folder of ``initdb`` and ``postgres``: the ``pgserver`` wheel's, else the system's."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")  # the postgres extra (located, not imported: its import
+    if spec and spec.submodule_search_locations:  # sets up per-user folders this does not use)
+        d = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+        if (d / "postgres").exists():
+            return d
+    found = shutil.which("initdb")
+    if found and (Path(found).resolve().parent / "postgres").exists():
+        return Path(found).resolve().parent
+    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if (Path(d) / "initdb").exists() and (Path(d) / "postgres").exists():
+            return Path(d)
+    raise PostgresUnavailable("no PostgreSQL server binaries: pip install -e '.[postgres]' (the pgserver wheel) "
+                              "or install Debian's postgresql package")
+
+
+def check_driver() -> None:
+    try:
+        import psycopg  # noqa: F401  (SQLAlchemy 2.1's default driver for postgresql:// URLs)
+    except ImportError as e:
+        raise PostgresUnavailable("no PostgreSQL driver: pip install -e '.[postgres]' (psycopg[binary])") from e
+
+
+def available() -> str | None:
+    """None when a local server can be started here, else why not."""
+    try:
+        bin_dir()
+        check_driver()
+    except PostgresUnavailable as e:
+        return str(e)
+    return None
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _run_as() -> dict[str, Any]:
+    """Popen arguments that drop root to ``nobody`` (PostgreSQL refuses to run as root)."""
+    if os.geteuid() != 0:
+        return {}
+    nobody = pwd.getpwnam("nobody")
+    return {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
+
+
+def _owned(path: Path) -> None:
+    drop = _run_as()
+    if drop:
+        os.chown(path, drop["user"], drop["group"])
+
+
+def create_database(url: str, name: str) -> str:
+    """Create database ``name`` on the server of ``url`` (nothing if it exists); its URL."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if cur.fetchone() is None:
+            cur.execute(f'CREATE DATABASE "{name}"')
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+class LocalPostgres:
+    """One PostgreSQL server in ``root`` (its data in ``root/pgdata``), on 127.0.0.1:``port``."""
+
+    def __init__(self, root: str | Path, port: int | None = None, db: str = "climbrl", durable: bool = True,
+                 log: str | Path | None = None) -> None:
+        self.root = Path(root)
+        self.port = port
+        self.db = db
+        self.durable = durable
+        self.log = Path(log) if log else self.root / "postgres.log"
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+
+    def _init(self, bins: Path) -> str:
+        data = self.root / PGDATA
+        url_file = self.root / URL_FILE
+        if (data / "PG_VERSION").exists() and url_file.exists():
+            return url_file.read_text().strip()
+        password = secrets.token_hex(16)
+        self.root.mkdir(parents=True, exist_ok=True)
+        _owned(self.root)
+        pwfile = self.root / "pw.tmp"
+        pwfile.write_text(password + "\n")
+        pwfile.chmod(0o600)
+        _owned(pwfile)
+        try:
+            subprocess.run([str(bins / "initdb"), "-D", str(data), "-U", "postgres", "--auth=scram-sha-256",
+                            f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C", "--no-instructions"],
+                           check=True, capture_output=True, text=True, **_run_as())
+        except subprocess.CalledProcessError as e:
+            raise PostgresUnavailable(f"initdb failed: {e.stderr.strip()[-2000:]}") from e
+        finally:
+            pwfile.unlink(missing_ok=True)
+        url = f"postgresql://postgres:{password}@{HOST}:{{port}}/{self.db}"
+        url_file.write_text(url + "\n")
+        url_file.chmod(0o600)
+        return url
+
+    def start(self, timeout: float = 60.0) -> str:
+        """Start the server; returns the database's URL once it accepts connections."""
+        check_driver()
+        bins = bin_dir()
+        template = self._init(bins)
+        self.port = self.port or free_port()
+        args = [str(bins / "postgres"), "-D", str(self.root / PGDATA), "-h", HOST, "-p", str(self.port),
+                "-c", "unix_socket_directories=", "-c", "max_connections=200"]
+        if not self.durable:
+            args += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         start_new_session=True, **_run_as())
+        server_url = template.format(port=self.port).rsplit("/", 1)[0] + "/postgres"
+        deadline = time.monotonic() + timeout
+        import psycopg
+
+        while True:
+            if self.proc.poll() is not None:
+                tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+                raise PostgresUnavailable(f"postgres exited with status {self.proc.returncode}: {tail}")
+            try:
+                psycopg.connect(server_url, connect_timeout=2).close()
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise PostgresUnavailable(f"postgres did not accept connections within {timeout:.0f} s") \
+                        from None
+                time.sleep(0.2)
+        self.url = create_database(server_url, self.db)
+        return self.url
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Fast shutdown (SIGINT: running transactions are rolled back), then SIGKILL if it hangs."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@contextmanager
+def local_postgres(root: str | Path | None = None, port: int | None = None, db: str = "climbrl",
+                   durable: bool = False) -> Iterator[str]:
+    """A throw-away server (in ``root``, or a temporary folder that is removed afterwards) for the
+    duration; yields the database's URL. Run as root, a temporary folder is used whatever ``root``
+    says (the ``nobody`` user must own the data folder and reach it)."""
+    tmp = None
+    if root is None or os.geteuid() == 0:
+        tmp = tempfile.mkdtemp(prefix="climbrl-pg-")
+        os.chmod(tmp, 0o700)
+        root = tmp
+    server = LocalPostgres(Path(root) / "server" if tmp is None else root, port=port, db=db, durable=durable)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.postgres", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=".pgdata", help="its folder (data, URL, log); kept (default .pgdata)")
+    ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_PG_PORT", "5432")),
+                    help="port on 127.0.0.1 (default CLIMBRL_PG_PORT or 5432)")
+    ap.add_argument("--db", default="climbrl", help="database to create (default climbrl)")
+    args = ap.parse_args(argv)
+    data = Path(args.data).resolve()
+    if os.geteuid() == 0:
+        data.mkdir(parents=True, exist_ok=True)
+        _owned(data)
+    server = LocalPostgres(data, port=args.port, db=args.db, durable=True)
+    stop = {"now": False}
+
+    def handler(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    try:
+        url = server.start()
+    except PostgresUnavailable as e:
+        print(f"pipeline.postgres: {e}", file=sys.stderr)
+        return 1
+    print(f"PostgreSQL on {HOST}:{server.port}, data {data / PGDATA}; URL (also in {data / URL_FILE}):\n{url}",
+          flush=True)
+    try:
+        while not stop["now"] and server.proc is not None and server.proc.poll() is None:
+            time.sleep(0.5)
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

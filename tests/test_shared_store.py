@@ -1,0 +1,219 @@
+"""One experiment store for many workers (issue 14, section 1), against a real PostgreSQL
+(``postgres_server`` in conftest.py: pipeline/postgres.py, the ``postgres`` extra).
+
+- Optuna: ``climbrl tune --storage postgresql://... --study NAME`` run by two worker processes at
+  once shares one study, no trial lost, none run twice, the budget shared; a worker killed
+  (SIGKILL) in the middle of a trial leaves it RUNNING only until its heartbeat is stale: the next
+  worker marks it FAIL and retries it with the same parameters.
+- MLflow: ``python -m pipeline.mlflow_server`` (``make server``) on the same PostgreSQL; two
+  processes train, evaluate and register through ``climbrl.track``; MLflow's client finds it all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = {
+    "rules": "paper",
+    "seeds": {"deals": 8, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+    "train": {"common": {"epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "hidden": 16,
+                         "minibatch_decisions": 64, "eval_opponents": ["random"]}, "ppo": {}},
+    "evaluate": {"games": 8, "opponents": ["random"], "workers": 1},
+    "tune": {"algo": "ppo", "trials": 4, "epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median", "opponent": "random"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "shared", "register_model": "shared-best"},
+}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO), env.get("PYTHONPATH", "")])
+    env.update({"DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}, **extra)
+    return env
+
+
+def _params(tmp_path: Path, **tune: object) -> Path:
+    p = {**TINY, "tune": {**TINY["tune"], **tune}}
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(p))
+    return path
+
+
+def _tune(tmp_path: Path, url: str, study: str, params: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "climbrl.cli", "tune", "--params", str(params), "--storage", url,
+                             "--study", study, "--no-track", "--best-out", str(tmp_path / f"best-{study}.yaml"),
+                             *extra], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out[-3000:]
+    return out
+
+
+def test_two_workers_share_one_study(tmp_path, postgres_url):
+    import optuna
+
+    params = _params(tmp_path, trials=4)
+    workers = [_tune(tmp_path, postgres_url, "shared", params) for _ in range(2)]
+    for w in workers:
+        _finish(w)
+    study = optuna.load_study(study_name="shared", storage=postgres_url)
+    trials = study.trials
+    # exactly the budget, numbered 0..3, each finished once (complete or pruned), none failed or stuck
+    assert [t.number for t in trials] == [0, 1, 2, 3]
+    assert all(t.state.name in ("COMPLETE", "PRUNED") for t in trials), [t.state.name for t in trials]
+    # every trial sampled its own parameters (workers seeded alike would sample the same ones)
+    assert len({tuple(sorted(t.params.items())) for t in trials}) == 4
+    # both workers ran trials, and each trial's folder was written by one of them
+    assert len({t.user_attrs["worker"] for t in trials}) == 2
+    assert sorted(p.name for p in (tmp_path / "runs" / "tune" / "shared").iterdir()) == [f"trial-{i}" for i in range(4)]
+    assert study.metric_names == ["win rate vs random"]  # the dashboard's objective name
+    # optuna-dashboard on the same storage starts and shows the named objective
+    from pipeline.postgres import free_port
+
+    port = free_port()
+    dash = subprocess.Popen([str(Path(sys.executable).parent / "optuna-dashboard"), postgres_url, "--host",
+                             "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=2) as r:
+                    sid = json.load(r)["study_summaries"][0]["study_id"]
+                break
+            except OSError:
+                assert dash.poll() is None and time.monotonic() < deadline, "optuna-dashboard did not start"
+                time.sleep(0.3)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies/{sid}?after=0", timeout=10) as r:
+            detail = json.load(r)
+        assert detail["objective_names"] == ["win rate vs random"] and len(detail["trials"]) == 4
+    finally:
+        dash.send_signal(signal.SIGINT)
+        dash.wait(20)
+    # a worker started once the budget is spent runs nothing
+    _finish(_tune(tmp_path, postgres_url, "shared", params))
+    assert len(optuna.load_study(study_name="shared", storage=postgres_url).trials) == 4
+
+
+def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
+    import optuna
+    from optuna.storages import RetryFailedTrialCallback
+
+    slow = _params(tmp_path, trials=2, epochs=200)  # a trial long enough to be killed in the middle
+    worker = _tune(tmp_path, postgres_url, "killed", slow, "--heartbeat", "1", "--grace", "3")
+    deadline = time.monotonic() + 120
+    while True:
+        assert worker.poll() is None and time.monotonic() < deadline, "the first trial never started"
+        try:
+            running = optuna.load_study(study_name="killed", storage=postgres_url).get_trials(
+                states=(optuna.trial.TrialState.RUNNING,))
+        except KeyError:  # the study does not exist yet
+            running = []
+        if running and (tmp_path / "runs" / "tune" / "killed" / "trial-0" / "metrics.csv").exists():
+            break
+        time.sleep(0.5)
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.wait()
+    killed = running[0]
+    assert optuna.load_study(study_name="killed", storage=postgres_url).trials[0].state.name == "RUNNING"
+    time.sleep(4)  # past the grace period: its heartbeat is stale
+
+    _finish(_tune(tmp_path, postgres_url, "killed", _params(tmp_path, trials=2), "--heartbeat", "1",
+                  "--grace", "3"))
+    trials = optuna.load_study(study_name="killed", storage=postgres_url).trials
+    states = [t.state.name for t in trials]
+    assert states[0] == "FAIL" and "RUNNING" not in states and "WAITING" not in states, states
+    retried = [t for t in trials if RetryFailedTrialCallback.retried_trial_number(t) == killed.number]
+    assert len(retried) == 1 and retried[0].state.name in ("COMPLETE", "PRUNED")
+    assert retried[0].params == killed.params
+    assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the budget, retry included
+
+
+WORKER = r'''
+import json, sys
+from pathlib import Path
+from climbrl import track as tr
+from climbrl.config import train_config
+from climbrl.evaluate.match import run_match
+from climbrl.training import train
+
+i = int(sys.argv[1])
+uri = tr.configure("sqlite:///not-this.db", "shared-store")  # MLFLOW_TRACKING_URI wins
+assert uri.startswith("http://"), uri
+cfg = train_config("ppo", epochs=2, games_per_epoch=4, eval_every=1, eval_games=8, hidden=16,
+                   eval_opponents=("random",), seed=i)
+out = Path(f"run{i}")
+with tr.training_run(cfg.to_dict(), out, artifacts=[out / "policy.pt", out / "metrics.csv"],
+                     tags={"worker": str(i)}) as run:
+    res = train(cfg, out, progress=False, on_epoch=run.on_epoch)
+    run.complete(res["history"])
+match = run_match(f"checkpoint:{out / 'policy.pt'}", ["random"], rules="paper", games=8, workers=1, seed=i)
+path = out / "eval.json"
+path.write_text(json.dumps({"matches": [match]}))
+tr.log_evaluation("ppo", {"matches": [match]}, path, tags={"worker": str(i)})
+if i == 0:
+    version = tr.register_policy(out / "policy.pt", "shared-best", "ppo", {"win_rate/random": match["win_rate"]})
+    print("version", version)
+'''
+
+
+def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postgres_server):
+    import mlflow
+    from mlflow.tracking import MlflowClient
+    from pipeline.mlflow_server import mlflow_server
+    from pipeline.postgres import create_database
+
+    backend = create_database(postgres_server, f"mlflow{os.getpid()}")
+    with mlflow_server(backend, tmp_path / "artifacts", log=tmp_path / "server.log") as uri:
+        env = _env(MLFLOW_TRACKING_URI=uri)  # the workers' environment only, not this process's
+        workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(i)], cwd=tmp_path, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(2)]
+        outs = [_finish(w) for w in workers]
+        assert "version 1" in outs[0]
+        client = MlflowClient(tracking_uri=uri, registry_uri=uri)
+        exp = client.get_experiment_by_name("shared-store")
+        assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+        runs = client.search_runs([exp.experiment_id])
+        by_stage: dict[str, list] = {}
+        for r in runs:
+            by_stage.setdefault(r.data.tags.get("stage"), []).append(r)
+        everything = [(r.info.experiment_id, r.data.tags.get("stage"), r.data.tags.get("worker"), r.info.status)
+                      for r in client.search_runs([e.experiment_id for e in client.search_experiments()])]
+        assert len(by_stage["train"]) == 2 and len(by_stage["evaluate"]) == 2 and len(by_stage["register"]) == 1, \
+            (everything, outs)
+        for r in by_stage["train"]:
+            assert r.info.status == "FINISHED"
+            assert r.data.params["epochs"] == "2" and r.data.tags["algo"] == "ppo"
+            assert [m.step for m in client.get_metric_history(r.info.run_id, "games")] == [1, 2]
+            assert {a.path for a in client.list_artifacts(r.info.run_id)} >= {"policy.pt", "metrics.csv"}
+        assert {r.data.tags["worker"] for r in by_stage["train"]} == {"0", "1"}
+        for r in by_stage["evaluate"]:
+            assert "win_rate/random" in r.data.metrics
+            assert [a.path for a in client.list_artifacts(r.info.run_id)] == ["eval.json"]
+        mv = client.get_model_version_by_alias("shared-best", "best")
+        assert mv.version == "1" and mv.run_id == by_stage["register"][0].info.run_id
+        # the registered policy loads back through the server (artifacts served over HTTP)
+        mlflow.set_tracking_uri(uri)
+        try:
+            from climbrl.track import load_registered_policy
+
+            agent = load_registered_policy("shared-best", alias="best")
+            assert agent.name == "models:/shared-best/1"
+        finally:
+            mlflow.set_tracking_uri(None)
+    # the artifacts lie in the server's folder, not the workers' tracking folders
+    assert list((tmp_path / "artifacts").rglob("policy.pt"))
+    assert not (tmp_path / "mlruns").exists()
