@@ -236,7 +236,7 @@ def test_readme_numbers_are_the_shared_measurements() -> None:
 def test_win_rates_against_random_reproduce_the_shared_readme() -> None:
     """1000 deals in each role, as the shared README measured them (seed 0; 3000 games per match,
     each deal from every seat, the landlord's games read from ``by_role``). Measured here: rule
-    landlord 933/1000 = 0.933 (README 0.937, 95% [0.920, 0.951]); random landlord against rule
+    landlord 933/1000 = 0.933 (README 0.937, 95% [0.920, 0.950]); random landlord against rule
     peasants 55/1000, so rule peasants 0.945 (README 0.956, [0.941, 0.967])."""
     require_rlcard()
     ll = run_match("rlcard-rule", ["random"], rules="rlcard", games=3000, seed=0, game="doudizhu")["by_role"]
