@@ -77,3 +77,14 @@ def iter_reference_games(path: Path | None = None) -> Iterator[dict]:
         for line in f:
             if line.strip():
                 yield json.loads(line)
+
+
+def require_rlcard() -> None:
+    """Skip (fail under CI) with one line when the optional package ``rlcard`` (RLCard's rule
+    agent, ``pip install -e '.[rlcard]'``) is not installed."""
+    from climbrl.agents.external.rlcard_rule import rlcard_missing
+
+    if msg := rlcard_missing():
+        if external_required():
+            pytest.fail(msg)
+        pytest.skip(msg)

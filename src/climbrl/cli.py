@@ -331,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
     e.add_argument("--agent", required=True,
                    help=f"agent ({agents}; Dou Dizhu: random, greedy, heuristic, aggressive, conservative, "
-                        "checkpoint:PATH)")
+                        "rlcard-rule (optional extra rlcard; rlcard rules), checkpoint:PATH)")
     e.add_argument("--opponents", required=True,
                    help="one agent (a copy in every other seat) or one per other seat, comma-separated")
     e.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "

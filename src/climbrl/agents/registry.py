@@ -1,6 +1,7 @@
 """Rule agents by name: ``random``, ``greedy``, ``heuristic``, ``aggressive``, ``conservative``,
-``charlesworth[:sample|:greedy]``, and the rollout search over the heuristic or greedy policy,
-``search[:S=48,K=10,rollout=heuristic,belief=0]`` (:mod:`climbrl.agents.search`).
+``charlesworth[:sample|:greedy]``, ``rlcard-rule`` (RLCard's Dou Dizhu rule agent, optional extra
+``rlcard``: :mod:`climbrl.agents.external.rlcard_rule`), and the rollout search over the heuristic
+or greedy policy, ``search[:S=48,K=10,rollout=heuristic,belief=0]`` (:mod:`climbrl.agents.search`).
 
 ``heuristic``, ``aggressive`` and ``conservative`` name one agent per game: Big 2's
 (:mod:`climbrl.agents.heuristic`) for ``big2`` (and for any game that is not Dou Dizhu, which
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 from climbrl.agents.base import Agent
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "aggressive", "conservative", "charlesworth", "search")
+AGENT_NAMES = ("random", "greedy", "heuristic", "aggressive", "conservative", "charlesworth", "rlcard-rule",
+               "search")
 
 
 def make_agent(spec: str, game: str = "big2") -> Agent:
@@ -48,6 +50,12 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
         if mode not in ("sample", "greedy"):
             raise ValueError(f"agent {spec!r}: charlesworth takes ':sample' or ':greedy'")
         args = (mode == "greedy",)
+    elif name == "rlcard-rule":
+        from climbrl.agents.external.rlcard_rule import RLCardRuleAgent as kind
+
+        if arg:
+            raise ValueError(f"agent {spec!r}: rlcard-rule takes no argument")
+        args = (game,)
     elif name == "search":
         from climbrl.agents.search import SearchAgent, parse_search_spec
 

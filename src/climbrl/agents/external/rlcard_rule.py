@@ -1,0 +1,217 @@
+"""RLCard's Dou Dizhu rule agent (``doudizhu-rule-v1``, PyPI ``rlcard`` 1.2.0) as an opponent.
+
+An optional extra: ``pip install -e '.[rlcard]'``. ``rlcard`` is imported when the agent is
+built, never at import time; without it :class:`RLCardMissingError` names that command.
+
+The agent is RLCard's own code, ``rlcard.models.doudizhu_rule_models.DouDizhuRuleAgentV1``: this
+adapter only builds the state its ``step(state)`` expects from the climbrl :class:`Decision` and
+maps the action string it returns back to the index of a legal move. The state is what RLCard's
+``DoudizhuEnv._extract_state`` hands an agent (``state['raw_obs']`` is ``DoudizhuPlayer.get_state``),
+built from the seat's own observation only (own hand + the public record):
+
+=====================  ============================================================================
+``raw_obs`` key        value (RLCard's card strings: ranks ``3456789TJQKA2BR`` sorted low to high)
+=====================  ============================================================================
+``self``               the seat
+``landlord``           the landlord's seat
+``current_hand``       the seat's hand
+``trace``              every play of the deal in order, ``(seat, cards or 'pass')`` (passes included)
+``played_cards``       per seat, the cards it has played (``''`` for none)
+``num_cards_left``     per seat, the cards it holds
+``others_hand``        the union of the two other hands. RLCard shows it to every seat; it is
+                       public knowledge (the 54 cards less the seat's hand and every card played),
+                       and computed here from exactly that, never from the other hands
+``seen_cards``         the kitty, less every rank the landlord has played since (RLCard's
+                       ``round.update_public`` removes every copy of a played rank from it)
+``actions``            the legal moves as card strings (``'pass'`` when following)
+=====================  ============================================================================
+
+The top level also holds ``raw_legal_actions`` (the same list). ``obs`` and ``legal_actions``
+(RLCard's encoded vectors and its action ids, for its learning agents) are left out: the rule
+agent reads only ``raw_obs`` (``trace``, ``current_hand``, ``actions``, ``landlord``, ``self``).
+
+Two choices RLCard leaves to chance are fixed here so that a game depends only on its seeds:
+
+- Order of ``actions``. RLCard builds the list from a Python ``set``, so its order changes with
+  the string-hash seed; the rule agent depends on it (following, it keeps the first move of the
+  lowest rank among those of the type to beat, e.g. which kicker of ``555`` + solo; otherwise it
+  draws from the list). Here the list is sorted as the shared reference games sort it:
+  ``'pass'`` first, then by length, then rank by rank (``'4555'`` before ``'5556'``).
+- Its draw, ``np.random.choice(actions)`` on numpy's global generator (when following with no
+  move of the type to beat, unless a peasant follows its partner). Around each call the global
+  generator is seeded from the seat's ``random.Random`` (one 32-bit draw per decision) and its
+  state restored afterwards, so other users of ``np.random`` are not disturbed.
+
+Moves back: the chosen string names a multiset of ranks; its move is the legal id with those
+cards. Under RLCard's rules every card string is one move. If rules allowed a trio of solo
+wings next to a plane, a string could be several ids (``333444555666``); the lowest legal id is
+taken then, but such rules are refused anyway (see below). A string that is no legal move, or
+``None``, raises :class:`RLCardAgentError` naming the move and the hand.
+
+Rules: the agent plays only where RLCard's game would be the same game: a fixed landlord (RLCard
+has no auction, so an auction is refused rather than guessed) and exactly RLCard's moves (the
+``rlcard`` preset's combinations, no OpenSpiel faults). Scoring knobs (``reward``, doubling) do
+not matter to it. So ``rlcard`` (and ``rlcard`` with other scoring or another fixed landlord seat)
+is accepted; ``standard``, ``openspiel`` and ``online`` are refused with an error.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from climbrl.agents.base import Agent, Decision
+from climbrl.games.doudizhu.moves import NUM_RANKS, RANKS, action_table, allowed_mask, format_counts
+from climbrl.games.doudizhu.rules import Rules, get_rules
+
+RLCARD_VERSION = "1.2.0"
+INSTALL_HINT = "pip install -e '.[rlcard]'"
+SPEC = "rlcard-rule"
+_FULL_DECK = np.array([4] * 13 + [1, 1], dtype=np.int64)
+_RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
+
+
+class RLCardMissingError(ImportError):
+    """The optional ``rlcard`` package is not installed."""
+
+
+class RLCardAgentError(ValueError):
+    """Rules the agent cannot play, or a choice of RLCard's agent that is not a legal move."""
+
+
+def rlcard_missing() -> str | None:
+    """``None`` when ``rlcard`` imports, else one line: what is missing and how to install it."""
+    try:
+        import rlcard  # noqa: F401
+    except ImportError as e:
+        return f"RLCard's rule agent needs the optional package rlcard=={RLCARD_VERSION} ({e}): {INSTALL_HINT}"
+    return None
+
+
+def load_rule_agent() -> Any:
+    """A fresh ``DouDizhuRuleAgentV1`` (what ``rlcard.models.load('doudizhu-rule-v1').agents[0]``
+    is, without building an RLCard env)."""
+    if missing := rlcard_missing():
+        raise RLCardMissingError(missing)
+    from rlcard.models.doudizhu_rule_models import DouDizhuRuleAgentV1
+
+    return DouDizhuRuleAgentV1()
+
+
+def rules_problem(rules: Rules) -> str | None:
+    """Why the agent cannot play under ``rules`` (``None`` when it can)."""
+    if rules.landlord is None:
+        return (f"RLCard's rule agent has no auction: rules {rules.name!r} bid for the landlord; "
+                "use rules with a fixed landlord (the 'rlcard' preset)")
+    ref = get_rules("rlcard")
+    if rules.bombs_beat_rocket or rules.chain_skips_quad_head or not np.array_equal(
+            allowed_mask(rules), allowed_mask(ref)):
+        return (f"RLCard's rule agent plays RLCard's combinations only: rules {rules.name!r} allow other moves; "
+                "use the 'rlcard' preset")
+    return None
+
+
+@lru_cache(maxsize=1)
+def _strings() -> list[str]:
+    """RLCard's card string of every action id (``'pass'`` for id 0)."""
+    t = action_table()
+    return ["pass"] + [format_counts(t.counts[i]) for i in range(1, t.n_ids)]
+
+
+def _sort_key(s: str) -> tuple:
+    return (0, ()) if s == "pass" else (1, len(s), tuple(_RANK_INDEX[c] for c in s))
+
+
+def _cards(counts: Any) -> str:
+    return "".join(RANKS[r] * int(counts[r]) for r in range(NUM_RANKS))
+
+
+def seen_cards(kitty: Any, history: Any, landlord: int) -> str:
+    """RLCard's ``seen_cards``: the kitty, less every copy of each rank the landlord has played."""
+    seen = _cards(kitty)
+    strings = _strings()
+    for seat, move in history:
+        if seat == landlord and move:
+            for c in strings[move]:
+                seen = seen.replace(c, "")
+    return seen
+
+
+def rlcard_state(decision: Decision) -> dict[str, Any]:
+    """The state RLCard's env gives the seat to act (layout in the module docstring)."""
+    obs = decision.observation
+    strings = _strings()
+    hand = np.asarray(obs.hand, dtype=np.int64)
+    played = np.asarray(obs.played, dtype=np.int64)
+    unseen = _FULL_DECK - hand - played.sum(axis=0)
+    actions = sorted(dict.fromkeys(strings[m] for m in decision.moves), key=_sort_key)
+    raw = {
+        "seen_cards": seen_cards(obs.kitty, obs.history, obs.landlord),
+        "landlord": obs.landlord,
+        "trace": [(seat, strings[m]) for seat, m in obs.history],
+        "played_cards": [_cards(p) for p in played],
+        "self": obs.seat,
+        "current_hand": _cards(hand),
+        "others_hand": _cards(unseen),
+        "num_cards_left": list(obs.cards_left),
+        "actions": actions,
+    }
+    return {"raw_obs": raw, "raw_legal_actions": list(actions)}
+
+
+class RLCardRuleAgent(Agent):
+    """RLCard 1.2.0's ``DouDizhuRuleAgentV1`` through :func:`rlcard_state` (spec ``rlcard-rule``)."""
+
+    games = ("doudizhu",)
+    name = SPEC
+
+    def __init__(self, game: str | None = None) -> None:
+        """``game``: a game name with its preset (``doudizhu:rlcard``) to refuse other rules at
+        once; every decision is checked again against its game's rules."""
+        preset = (game or "").partition(":")[2]
+        if preset and (why := rules_problem(get_rules(preset))):
+            raise RLCardAgentError(why)
+        self.agent = load_rule_agent()
+        self._checked: Rules | None = None
+
+    def _check(self, decision: Decision) -> None:
+        rules = decision.game.rules
+        if rules is self._checked:
+            return
+        if decision.observation.phase != "play":
+            raise RLCardAgentError("RLCard's rule agent has no auction: it plays only the play phase")
+        if why := rules_problem(rules):
+            raise RLCardAgentError(why)
+        self._checked = rules
+
+    def choose(self, decision: Decision, rng: random.Random) -> str:
+        """RLCard's action string for ``decision`` (its global numpy draw seeded from ``rng``)."""
+        state = rlcard_state(decision)
+        saved = np.random.get_state()
+        np.random.seed(rng.getrandbits(32))
+        try:
+            action = self.agent.step(state)
+        finally:
+            np.random.set_state(saved)
+        return action
+
+    def act(self, decision: Decision, rng: random.Random) -> int:
+        self._check(decision)
+        action = self.choose(decision, rng)
+        strings = _strings()
+        if isinstance(action, (str, np.str_)):
+            action = str(action)
+            for k, m in enumerate(decision.moves):  # ascending ids: the lowest id with these cards
+                if strings[m] == action:
+                    return k
+        obs = decision.observation
+        raise RLCardAgentError(
+            f"RLCard's rule agent chose {action!r}, not a legal move for seat {obs.seat} holding "
+            f"{_cards(obs.hand)!r} (legal: {', '.join(strings[m] for m in decision.moves)})")
+
+
+__all__ = ["RLCardRuleAgent", "RLCardMissingError", "RLCardAgentError", "rlcard_state", "rlcard_missing",
+           "rules_problem", "load_rule_agent", "SPEC", "INSTALL_HINT"]
