@@ -6,7 +6,10 @@ Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow(
 same flows report to that server (``make run`` starts one for all stages:
 :mod:`pipeline.prefect_server`). The parent flow trains learners concurrently on a task
 runner: threads by default (``ThreadPoolTaskRunner``), or a Dask cluster (``task_runner="dask"``
-with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
+with ``CLIMBRL_DASK_ADDRESS`` or a local cluster). Every task runs its stage in the flow's project
+folder (:func:`in_project`), so a worker started anywhere writes to the project (the shared
+store); a task whose worker died is run again by the scheduler on another worker, which is safe:
+training resumes from its checkpoint, the other stages rewrite the same files.
 
 The stage tasks that run concurrently (train, evaluate, tournament, behaviour) call their stage
 function (the one ``python -m pipeline STAGE --no-prefect`` calls) in a fresh process of its own
@@ -102,6 +105,36 @@ def run_stage(project: str | None, name: str, params_file: str, /, *args: Any, o
     return in_project(project, _stage, name, params_file, *args, **kwargs)
 
 
+# Learners whose checkpoint does not hold all of their state: Q-learning's and DQN's replay buffer
+# is not saved, so a resumed run would refill it from the epochs after the checkpoint only (other
+# numbers than an uninterrupted run's).
+INEXACT_RESUME = ("qlearning", "dqn")
+
+
+def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]:
+    """The training stage as the flows run it (:func:`pipeline.stages.train_learner`, in the
+    current folder). A run stopped part-way (a worker killed in the middle of the task, which the
+    scheduler or a Prefect retry then runs again) resumes from its last checkpoint where that
+    gives the uninterrupted run's policy bit for bit (PPO, MCQ, SARSA); a learner of
+    :data:`INEXACT_RESUME` starts again from scratch instead (its run folder removed), which is
+    deterministic too. A finished run's checkpoint is kept (nothing left to train)."""
+    import shutil
+
+    from climbrl.learn import checkpoint as ckpt
+    from climbrl.learn.train import CHECKPOINT
+
+    params = stages.params(params_file)
+    run = stages.RUNS / algo
+    if algo in INEXACT_RESUME and (run / CHECKPOINT).exists():
+        try:
+            finished = int(ckpt.load(run / CHECKPOINT)["epoch"]) >= params.train[algo].epochs
+        except (ckpt.CheckpointError, KeyError, ValueError):
+            finished = False
+        if not finished:
+            shutil.rmtree(run)
+    return stages.train_learner(params, algo, **kwargs)
+
+
 @task(name="make-seeds")
 def seeds_task(params_path: str, project: str | None = None) -> str:
     return str(run_stage(project, "make_seeds", params_path, own_process=False))
@@ -109,10 +142,10 @@ def seeds_task(params_path: str, project: str | None = None) -> str:
 
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
 def train_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
-    """Retrying is safe: training resumes from the last finished epoch's checkpoint (bit for bit
-    the run that was not stopped), also when a Dask worker died in the middle of it and the
-    scheduler runs the task again on another worker."""
-    res = run_stage(project, "train_learner", params_path, algo, track=track, params_path=params_path)
+    """Running it again is safe (a Prefect retry, or the scheduler's after a Dask worker died in
+    the middle of it): training resumes from the last finished epoch's checkpoint, or starts
+    again (:func:`train_stage`), and trains the uninterrupted run's policy bit for bit."""
+    res = in_own_process(in_project, project, train_stage, params_path, algo, track=track, params_path=params_path)
     return {k: v for k, v in res.items() if k != "history"}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pipeline.flows import INEXACT_RESUME
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNERS = ("ppo", "qlearning")
@@ -80,7 +81,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.wait()
 
 
-def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("target", ["ppo", "qlearning"])  # resumed from its checkpoint; started again
+def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine(target, tmp_path, monkeypatch) -> None:
     pytest.importorskip("distributed")
     pytest.importorskip("prefect_dask")
     from pipeline.prefect_server import prefect_server
@@ -97,7 +99,7 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     # temporary server of its own, and the flow's server does not see the task runs)
     with prefect_server() as api_url:
         env["PREFECT_API_URL"] = api_url
-        run = _run_on_cluster(env, tmp_path, project, elsewhere, started)
+        run = _run_on_cluster(env, tmp_path, project, elsewhere, started, target)
 
     # the outputs are in the project (the shared store), none in the workers' own folders
     assert (project / "reports" / "metrics.json").exists() and (project / "reports" / "report.md").exists()
@@ -134,7 +136,7 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
 
 
 def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewhere: Path,
-                    started: float) -> dict:
+                    started: float, target: str) -> dict:
     """A scheduler, two workers and the study flow as processes; one worker SIGKILLed in the
     middle of a training task."""
     import distributed
@@ -173,11 +175,8 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         client.wait_for_workers(2, timeout=60)
         cluster_up = time.perf_counter() - started
 
-        # the flow in a process of its own: only it (and its tasks) see CLIMBRL_DASK_ADDRESS
-        code = ("import json; from pipeline.flows import study_flow; "
-                "r = study_flow('params.yaml', learners=['ppo', 'qlearning'], track=False, task_runner='dask'); "
-                "print('RESULT', json.dumps({'report': r['report'], 'algos': sorted(r['evaluations'])}))")
-        flow_proc = start("flow", [sys.executable, "-c", code], cwd=project,
+        # the study (python -m pipeline study) in a process of its own: only it sees CLIMBRL_DASK_ADDRESS
+        flow_proc = start("flow", [sys.executable, "-m", "pipeline", "study", "--no-track"], cwd=project,
                           extra={"CLIMBRL_DASK_ADDRESS": client.scheduler.address})
 
         # the moment: a worker runs a training task whose first epoch's checkpoint is written (the
@@ -190,7 +189,7 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
             training = {w: a for w, a in client.run(_training_learner).items() if a}
             names = {a: w["name"] for a, w in client.scheduler_info()["workers"].items()}
             for addr, a in training.items():
-                if _epochs_done(project / "runs" / a) == 1:
+                if a == target and _epochs_done(project / "runs" / a) == 1:
                     victim, algo = names[addr], a
                     break
             time.sleep(0.05)
@@ -208,11 +207,12 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
 
         rc = flow_proc.wait(timeout=900)
         assert rc == 0, log("flow") + "\n".join(log(n) for n in ("scheduler", "w0", "w1"))
-        result = json.loads(log("flow").split("RESULT ", 1)[1].splitlines()[0])
-        assert result["algos"] == list(LEARNERS)
-        # the retry resumed from the checkpoint: the first epoch was not trained again
-        assert first.stat().st_mtime_ns == first_written and _epochs_done(project / "runs" / algo) == 2
-        assert (project / result["report"]).resolve().parent == (project / "reports").resolve()
+        assert "stage study  done" in log("flow")
+        assert _epochs_done(project / "runs" / algo) == 2
+        if algo in INEXACT_RESUME:  # started again: its replay buffer is not in the checkpoint
+            assert first.stat().st_mtime_ns != first_written
+        else:  # resumed from the checkpoint: the first epoch was not trained again
+            assert first.stat().st_mtime_ns == first_written
         assert [w["name"] for w in client.scheduler_info()["workers"].values()] == [
             n for n in workers if n != victim]  # the killed worker did not come back: the other one ran the retry
         return {"cluster_up": cluster_up, "victim": victim, "algo": algo, "killed_at": killed_at,
