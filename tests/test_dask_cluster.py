@@ -95,11 +95,15 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     monkeypatch.setenv("PREFECT_HOME", env["PREFECT_HOME"])
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = time.perf_counter()
+    track = target == "ppo"  # tracked into the project's MLflow store (sqlite:///mlflow.db, artifacts in mlruns/)
+    if track:  # its tables first, so that the stage processes do not create them at once
+        subprocess.run([sys.executable, "-c", "import mlflow; mlflow.set_tracking_uri('sqlite:///mlflow.db'); "
+                        "mlflow.search_experiments()"], cwd=project, env=env, check=True, capture_output=True)
     # one Prefect server for the flow and the workers (without it every worker process starts a
     # temporary server of its own, and the flow's server does not see the task runs)
     with prefect_server() as api_url:
         env["PREFECT_API_URL"] = api_url
-        run = _run_on_cluster(env, tmp_path, project, elsewhere, started, target)
+        run = _run_on_cluster(env, tmp_path, project, elsewhere, started, target, track)
 
     # the outputs are in the project (the shared store), none in the workers' own folders
     assert (project / "reports" / "metrics.json").exists() and (project / "reports" / "report.md").exists()
@@ -107,6 +111,8 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     for a in LEARNERS:
         assert [r["epoch"] for r in _csv_rows(project / "runs" / a / "metrics.csv")] == ["1", "2"]
     cluster = _outputs(project)
+    if track:
+        _check_tracking(project)
 
     # one machine: dvc.yaml's stage functions one after the other, in a fresh folder
     from pipeline import stages
@@ -136,7 +142,7 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
 
 
 def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewhere: Path,
-                    started: float, target: str) -> dict:
+                    started: float, target: str, track: bool) -> dict:
     """A scheduler, two workers and the study flow as processes; one worker SIGKILLed in the
     middle of a training task."""
     import distributed
@@ -176,7 +182,8 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         cluster_up = time.perf_counter() - started
 
         # the study (python -m pipeline study) in a process of its own: only it sees CLIMBRL_DASK_ADDRESS
-        flow_proc = start("flow", [sys.executable, "-m", "pipeline", "study", "--no-track"], cwd=project,
+        flow_proc = start("flow", [sys.executable, "-m", "pipeline", "study", *([] if track else ["--no-track"])],
+                          cwd=project,
                           extra={"CLIMBRL_DASK_ADDRESS": client.scheduler.address})
 
         # the moment: a worker runs a training task whose first epoch's checkpoint is written (the
@@ -221,6 +228,24 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         if client is not None:
             client.close()
         _stop(procs)
+
+
+def _check_tracking(project: Path) -> None:
+    """The project's MLflow store holds every learner's training (the killed one's run continued
+    by the retry: one FINISHED run with both epochs), evaluation and validation, with their
+    artifacts in the project's mlruns/."""
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["cluster"])
+    train = runs[runs["tags.stage"] == "train"]
+    assert sorted(train["tags.algo"]) == sorted(LEARNERS) and set(train["status"]) == {"FINISHED"}
+    assert sorted(runs[runs["tags.stage"] == "validate"]["tags.algo"]) == sorted(LEARNERS)
+    client = mlflow.tracking.MlflowClient()
+    for _, r in train.iterrows():
+        assert [m.step for m in client.get_metric_history(r["run_id"], "win_rate/random")] == [1, 2]
+        assert Path(r["artifact_uri"].removeprefix("file://")).resolve().is_relative_to(project.resolve())
+        assert "policy.pt" in {a.path for a in client.list_artifacts(r["run_id"])}
 
 
 def _training_learner(dask_worker) -> str | None:
