@@ -115,7 +115,8 @@ def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]
     """The training stage as the flows run it (:func:`pipeline.stages.train_learner`, in the
     current folder). A run stopped part-way (a worker killed in the middle of the task, which the
     scheduler or a Prefect retry then runs again) resumes from its last checkpoint where that
-    gives the uninterrupted run's policy bit for bit (PPO, MCQ, SARSA); a learner of
+    gives the uninterrupted run's policy bit for bit (PPO, tested; MCQ and SARSA, on-policy, keep no
+    replay buffer either); a learner of
     :data:`INEXACT_RESUME` starts again from scratch instead (its run folder removed), which is
     deterministic too. A finished run's checkpoint is kept (nothing left to train)."""
     import shutil
