@@ -1,6 +1,7 @@
 """``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE]``
 
-Stages: seeds, train ALGO, evaluate ALGO, tournament, behaviour, report, study (the whole chain as one flow).
+Stages: seeds, train ALGO, evaluate ALGO, tournament, behaviour, report, study (the whole chain as one flow;
+its tasks on the Dask cluster at ``CLIMBRL_DASK_ADDRESS`` when that is set, else on threads).
 DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
 ``CLIMBRL_PREFECT=0``), which calls the same stage function directly.
 """
@@ -51,13 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from pipeline import flows
 
+        runner = "dask" if os.environ.get("CLIMBRL_DASK_ADDRESS") else "threads"  # the study's learners
         {"seeds": lambda: flows.seeds_flow(args.params),
          "train": lambda: flows.train_flow(args.algo, args.params, track),
          "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
          "tournament": lambda: flows.tournament_flow(args.params, track),
          "behaviour": lambda: flows.behaviour_flow(args.params, track),
          "report": lambda: flows.report_flow(args.params, track),
-         "study": lambda: flows.study_flow(args.params, track=track)}[args.stage]()
+         "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]()
     print(f"stage {args.stage} {args.algo or ''} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 

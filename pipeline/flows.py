@@ -6,7 +6,10 @@ Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow(
 same flows report to that server (``make run`` starts one for all stages:
 :mod:`pipeline.prefect_server`). The parent flow trains learners concurrently on a task
 runner: threads by default (``ThreadPoolTaskRunner``), or a Dask cluster (``task_runner="dask"``
-with ``CLIMBRL_DASK_ADDRESS`` or a local cluster).
+with ``CLIMBRL_DASK_ADDRESS`` or a local cluster). Every task runs its stage in the flow's project
+folder (:func:`in_project`), so a worker started anywhere writes to the project (the shared
+store); a task whose worker died is run again by the scheduler on another worker, which is safe:
+training resumes from its checkpoint, the other stages rewrite the same files.
 
 The stage tasks that run concurrently (train, evaluate, tournament, behaviour) call their stage
 function (the one ``python -m pipeline STAGE --no-prefect`` calls) in a fresh process of its own
@@ -20,8 +23,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
@@ -31,39 +36,129 @@ import pipeline  # noqa: F401  (environment defaults)
 from pipeline import stages
 
 
-def in_own_process(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def _die_with_parent() -> None:
+    """Initializer of :func:`in_own_process`'s child (Linux): killed when the process that started
+    it dies. A Dask worker killed outright (SIGKILL, the OOM killer) must not leave its stage
+    running on as an orphan, writing the same run folder as the retry that the scheduler starts
+    on another worker. Elsewhere a no-op."""
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call above
+        os._exit(1)
+
+
+def in_own_process(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` in a fresh ("spawn") process: nothing process-wide (torch's
     thread count and random stream, forked locks of other threads) is shared with the flow or
-    with the other stages. A daemonic process (a Dask worker) may not start children: there the
-    call runs in place, one task at a time per worker process."""
+    with the other stages. A daemonic process (a Dask worker under a nanny) may not start
+    children: there the call runs in place, one task at a time per worker process. The child dies
+    with its parent (:func:`_die_with_parent`)."""
     if mp.current_process().daemon:
         return fn(*args, **kwargs)
-    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent) as pool:
         return pool.submit(fn, *args, **kwargs).result()
 
 
+_cwd_lock = threading.Lock()
+
+
+def in_project(project: str | None, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with the project folder ``project`` as the working directory (the
+    stages read and write paths relative to it: data/, runs/, reports/, the params file, a SQLite
+    tracking store). The study flow passes its own folder, so a stage run by a Dask worker started
+    elsewhere writes to the project (a filesystem every worker mounts at the same path, the shared
+    store), never to the worker's own folder. ``None``, or the current folder: a plain call."""
+    if project is None or Path(project).resolve() == Path.cwd().resolve():
+        return fn(*args, **kwargs)
+    with _cwd_lock:  # the working directory is process-wide
+        before = os.getcwd()
+        os.chdir(project)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            os.chdir(before)
+
+
+def _stage(name: str, params_file: str, /, *args: Any, **kwargs: Any) -> Any:
+    """The stage function ``name`` of :mod:`pipeline.stages` on the params file (picklable: a
+    spawned child imports it by name)."""
+    return getattr(stages, name)(stages.params(params_file), *args, **kwargs)
+
+
+def run_stage(project: str | None, name: str, params_file: str, /, *args: Any, own_process: bool = True,
+              **kwargs: Any) -> Any:
+    """The stage ``name`` on the params file, in the project folder, in a process of its own (or
+    in place)."""
+    if own_process:
+        return in_own_process(in_project, project, _stage, name, params_file, *args, **kwargs)
+    return in_project(project, _stage, name, params_file, *args, **kwargs)
+
+
+# Learners whose checkpoint does not hold all of their state: Q-learning's and DQN's replay buffer
+# is not saved, so a resumed run would refill it from the epochs after the checkpoint only (other
+# numbers than an uninterrupted run's).
+INEXACT_RESUME = ("qlearning", "dqn")
+
+
+def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]:
+    """The training stage as the flows run it (:func:`pipeline.stages.train_learner`, in the
+    current folder). A run stopped part-way (a worker killed in the middle of the task, which the
+    scheduler or a Prefect retry then runs again) resumes from its last checkpoint where that
+    gives the uninterrupted run's policy bit for bit (PPO, tested; MCQ and SARSA, on-policy, keep no
+    replay buffer either); a learner of
+    :data:`INEXACT_RESUME` starts again from scratch instead (its run folder removed), which is
+    deterministic too. A finished run's checkpoint is kept (nothing left to train)."""
+    import shutil
+
+    from climbrl.learn import checkpoint as ckpt
+    from climbrl.learn.train import CHECKPOINT
+
+    params = stages.params(params_file)
+    run = stages.RUNS / algo
+    if algo in INEXACT_RESUME and (run / CHECKPOINT).exists():
+        try:
+            finished = int(ckpt.load(run / CHECKPOINT)["epoch"]) >= params.train[algo].epochs
+        except (ckpt.CheckpointError, KeyError, ValueError):
+            finished = False
+        if not finished:
+            shutil.rmtree(run)
+    return stages.train_learner(params, algo, **kwargs)
+
+
 @task(name="make-seeds")
-def seeds_task(params_path: str) -> str:
-    return str(stages.make_seeds(stages.params(params_path)))
+def seeds_task(params_path: str, project: str | None = None) -> str:
+    return str(run_stage(project, "make_seeds", params_path, own_process=False))
 
 
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
-def train_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
-    """Retrying is safe: training resumes from the last finished epoch's checkpoint."""
-    res = in_own_process(stages.train_learner, stages.params(params_path), algo, track=track,
-                         params_path=params_path)
+def train_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+    """Running it again is safe (a Prefect retry, or the scheduler's after a Dask worker died in
+    the middle of it): training resumes from the last finished epoch's checkpoint, or starts
+    again (:func:`train_stage`), and trains the uninterrupted run's policy bit for bit."""
+    res = in_own_process(in_project, project, train_stage, params_path, algo, track=track, params_path=params_path)
     return {k: v for k, v in res.items() if k != "history"}
 
 
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
-def evaluate_task(params_path: str, algo: str, track: bool = True) -> dict[str, Any]:
-    return in_own_process(stages.evaluate_learner, stages.params(params_path), algo, track=track,
-                          params_path=params_path)
+def evaluate_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+    """Idempotent: the same matches on the same deals rewrite the same files."""
+    return run_stage(project, "evaluate_learner", params_path, algo, track=track, params_path=params_path)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)
-def tournament_task(params_path: str, track: bool = True) -> dict[str, Any]:
-    res = in_own_process(stages.tournament, stages.params(params_path), track=track)
+def tournament_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+    res = run_stage(project, "tournament", params_path, track=track)
     return {"games": res["games"], "leaderboard": res["leaderboard"]}
 
 
@@ -73,8 +168,8 @@ def tournament_flow(params_path: str = "params.yaml", track: bool = True) -> dic
 
 
 @task(name="behaviour", retries=1, retry_delay_seconds=5)
-def behaviour_task(params_path: str, track: bool = True) -> dict[str, Any]:
-    res = in_own_process(stages.behaviour, stages.params(params_path), track=track)
+def behaviour_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+    res = run_stage(project, "behaviour", params_path, track=track)
     return {"agents": list(res["agents"])}
 
 
@@ -84,8 +179,8 @@ def behaviour_flow(params_path: str = "params.yaml", track: bool = True) -> dict
 
 
 @task(name="report")
-def report_task(params_path: str, track: bool = True) -> str:
-    return str(stages.report(stages.params(params_path), track=track))
+def report_task(params_path: str, track: bool = True, project: str | None = None) -> str:
+    return str(run_stage(project, "report", params_path, track=track, own_process=False))
 
 
 @flow(name="seeds")
@@ -128,13 +223,21 @@ def study_flow(params_path: str = "params.yaml", learners: list[str] | None = No
     def _study() -> dict[str, Any]:
         p = stages.params(params_path)
         algos = learners or p.learners()
-        seeds = seeds_task.submit(params_path)
-        trained = {a: train_task.submit(params_path, a, track, wait_for=[seeds]) for a in algos}
-        evaluated = {a: evaluate_task.submit(params_path, a, track, wait_for=[trained[a]]) for a in algos}
-        tour = tournament_task.submit(params_path, track, wait_for=list(evaluated.values()))
-        behaviour = behaviour_task.submit(params_path, track, wait_for=list(evaluated.values()))
-        report = report_task.submit(params_path, track, wait_for=[tour, behaviour])
-        return {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
+        here = os.getcwd()  # the project folder: every task reads and writes there (in_project)
+        seeds = seeds_task.submit(params_path, here)
+        trained = {a: train_task.submit(params_path, a, track, here, wait_for=[seeds]) for a in algos}
+        evaluated = {a: evaluate_task.submit(params_path, a, track, here, wait_for=[trained[a]]) for a in algos}
+        tour = tournament_task.submit(params_path, track, here, wait_for=list(evaluated.values()))
+        behaviour = behaviour_task.submit(params_path, track, here, wait_for=list(evaluated.values()))
+        report = report_task.submit(params_path, track, here, wait_for=[tour, behaviour])
+        out = {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
+        missing = [str(f) for f in [*(stages.RUNS / a / "policy.pt" for a in algos),
+                                    *(stages.REPORTS / "eval" / f"{a}.json" for a in algos),
+                                    stages.REPORTS / "metrics.json"] if not f.exists()]
+        if missing:  # a worker wrote to a folder of its own: the project is not shared with it
+            raise RuntimeError(f"the study's outputs are not in the project folder {here}: {missing} "
+                               "(start the Dask workers where the project is mounted at the same path)")
+        return out
 
     return _study()
 
