@@ -11,6 +11,7 @@ import yaml
 from pipeline import regression, stages
 
 from climbrl.params import ParamsError, load_params, parse_params
+from tests.study_params import study_folder, with_value
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,13 +62,8 @@ def test_the_repository_params_are_valid() -> None:
     ],
 )
 def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
-    raw = json.loads(json.dumps(SMALL))
-    node = raw
-    for k in path[:-1]:
-        node = node.setdefault(k, {})
-    node[path[-1]] = value
     with pytest.raises(ParamsError, match=message):
-        parse_params(raw)
+        parse_params(with_value(SMALL, path, value))
     raw = json.loads(json.dumps(SMALL))
     raw["train"]["a2c"] = {}
     with pytest.raises(ParamsError, match="train.a2c: unknown learner"):
@@ -76,10 +72,7 @@ def test_bad_params_name_the_key(path: tuple, value, message: str) -> None:
 
 @pytest.fixture()
 def study_dir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(SMALL))
-    return tmp_path
+    return study_folder(tmp_path, monkeypatch, SMALL)
 
 
 def test_stages_end_to_end_with_tracking(study_dir) -> None:

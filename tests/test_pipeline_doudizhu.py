@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from pipeline import stages
 
 from climbrl.params import ParamsError, load_params, parse_params
+from tests.study_params import study_folder, with_value
 
 ROLES = {"landlord", "peasant_down", "peasant_up"}
 
@@ -55,21 +55,13 @@ def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
         (("tournament", "rule_agents"), ["random", "charlesworth"], "tournament.rule_agents: agent 'charlesworth'"),
         (("rules",), "paper", "rules: unknown doudizhu rules preset 'paper'"),
     ]:
-        raw = json.loads(json.dumps(DDZ))
-        node = raw
-        for k in path[:-1]:
-            node = node.setdefault(k, {})
-        node[path[-1]] = value
         with pytest.raises(ParamsError, match=message):
-            parse_params(raw)
+            parse_params(with_value(DDZ, path, value))
 
 
 @pytest.fixture()
 def ddz_dir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(DDZ))
-    return tmp_path
+    return study_folder(tmp_path, monkeypatch, DDZ)
 
 
 def _check_match(m: dict, games: int) -> None:

@@ -187,6 +187,22 @@ def rank_action(h, masks, types, powers, t):
 
 
 @njit(cache=_CACHE)
+def move_value(h, m, p0, f0, d0, phase, t):
+    """The heuristic's value of playing ``m`` from hand ``h`` (``p0, f0, d0``: the structure of
+    ``h``, :func:`hand_structure`): the structure of the hand left, cards shed, and BreakPenalty."""
+    if m == 0:
+        return W_PAIRS * p0 + W_FIVES * f0 - W_DEAD * d0
+    p, f, d = hand_structure(h & ~m, t)
+    value = W_PAIRS * p + W_FIVES * f - W_DEAD * d + W_SHED * _popcount(m)
+    pair_break, five_break = breaks(h, m, f0, t)
+    if pair_break:
+        value -= PAIR_PENALTY[phase]
+    if five_break:
+        value -= FIVE_PENALTY[phase]
+    return value
+
+
+@njit(cache=_CACHE)
 def heuristic_pick(h, masks, types, powers, t):
     """The study's heuristic: RankAction, k weakest candidates, structure score, BreakPenalty."""
     n = masks.shape[0]
@@ -203,17 +219,7 @@ def heuristic_pick(h, masks, types, powers, t):
     best_value = -1e18
     for j in range(k):
         i = order[j]
-        m = masks[i]
-        if m == 0:
-            value = W_PAIRS * p0 + W_FIVES * f0 - W_DEAD * d0
-        else:
-            p, f, d = hand_structure(h & ~m, t)
-            value = W_PAIRS * p + W_FIVES * f - W_DEAD * d + W_SHED * _popcount(m)
-            pair_break, five_break = breaks(h, m, f0, t)
-            if pair_break:
-                value -= PAIR_PENALTY[phase]
-            if five_break:
-                value -= FIVE_PENALTY[phase]
+        value = move_value(h, masks[i], p0, f0, d0, phase, t)
         if value > best_value:  # strict: ties go to the lower RankAction
             best_value = value
             best = i

@@ -39,8 +39,8 @@ Choices, and why:
   rejecting them all. The model is the search's own rollout policy, not a model of the table.
 - *Candidates.* The base policy's ranking: the heuristic's own choice first, then the other
   legal moves by the heuristic's value of the hand left (structure score + shed cards - break
-  penalties, the formula of :func:`~climbrl.agents.hand_structure.heuristic_pick` applied to
-  every legal move, not only to its k weakest), ties by RankAction; when passing is legal and
+  penalties, :func:`~climbrl.agents.hand_structure.move_value`, which ``heuristic_pick`` applies
+  to its k weakest, here to every legal move), ties by RankAction; when passing is legal and
   not among the first ``K``, it replaces the ``K``-th when ``K`` >= 2 (holding back is always
   worth scoring).
   With ``K`` >= the number of legal moves every move is scored. The same ranking is used
@@ -75,16 +75,10 @@ from numba import njit
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.agents.hand_structure import (
-    FIVE_PENALTY,
-    PAIR_PENALTY,
-    W_DEAD,
-    W_FIVES,
-    W_PAIRS,
-    W_SHED,
-    breaks,
     forced_move,
     hand_structure,
     heuristic_pick,
+    move_value,
     phase_of,
     rank_action,
 )
@@ -142,26 +136,38 @@ def rollout(hands, player, last_cls, last_power, last_player, locked, must, t, l
         n = generate_moves(h, last_cls, last_power, must, last_cls != 0, t, buf)
         k = _pick(h, buf, n, t, policy)
         m = buf[0, k]
-        if m == 0:
-            if locks:
-                locked |= 1 << player
-        else:
-            if last_cls == 0:
-                last_cls = _combo_cls(buf[1, k], _popcount(m))
-            last_power = buf[2, k]
-            last_player = player
+        if m != 0:
             must = 0
-            hands[player] = h ^ m
-            if hands[player] == 0:
-                return player
-        nxt = (player + 1) & 3
-        while (locked >> nxt) & 1 and nxt != last_player:
-            nxt = (nxt + 1) & 3
-        if nxt == last_player:
-            last_cls = 0
-            last_power = -1
-            locked = 0
-        player = nxt
+        won, player, last_cls, last_power, last_player, locked = _play(
+            hands, player, m, buf[1, k], buf[2, k], last_cls, last_power, last_player, locked, locks)
+        if won:
+            return player
+
+
+@njit(cache=_CACHE)
+def _play(hands, player, m, typ, power, last_cls, last_power, last_player, locked, locks):
+    """``player`` plays ``m`` (0: a pass; ``typ``, ``power``: its type and power) with
+    ``Big2State``'s turn logic: ``hands`` is updated in place. Returns (won, the next player, or
+    ``player`` when it went out, and the trick's new cls, power, last player and lock-outs)."""
+    if m == 0:
+        if locks:
+            locked |= 1 << player
+    else:
+        if last_cls == 0:
+            last_cls = _combo_cls(typ, _popcount(m))
+        last_power = power
+        last_player = player
+        hands[player] ^= m
+        if hands[player] == 0:
+            return True, player, last_cls, last_power, last_player, locked
+    nxt = (player + 1) & 3
+    while (locked >> nxt) & 1 and nxt != last_player:
+        nxt = (nxt + 1) & 3
+    if nxt == last_player:
+        last_cls = 0
+        last_power = -1
+        locked = 0
+    return False, nxt, last_cls, last_power, last_player, locked
 
 
 @njit(cache=_CACHE)
@@ -179,27 +185,11 @@ def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, la
         for c in range(k):
             for p in range(4):
                 hands[p] = deals[s, p]
-            m = cand_masks[c]
-            lc, lp, lpl, lk = last_cls, last_power, last_player, locked
-            if m == 0:
-                if locks:
-                    lk |= 1 << seat
-            else:
-                if lc == 0:
-                    lc = _combo_cls(cand_types[c], _popcount(m))
-                lp = cand_powers[c]
-                lpl = seat
-                hands[seat] ^= m
-                if hands[seat] == 0:
-                    wins[c] += 1
-                    continue
-            nxt = (seat + 1) & 3
-            while (lk >> nxt) & 1 and nxt != lpl:
-                nxt = (nxt + 1) & 3
-            if nxt == lpl:
-                lc = 0
-                lp = -1
-                lk = 0
+            won, nxt, lc, lp, lpl, lk = _play(hands, seat, cand_masks[c], cand_types[c], cand_powers[c],
+                                              last_cls, last_power, last_player, locked, locks)
+            if won:
+                wins[c] += 1
+                continue
             winner = rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
             if winner == seat:
                 wins[c] += 1
@@ -218,17 +208,7 @@ def candidate_order(h, masks, types, powers, t):
     p0, f0, d0 = hand_structure(h, t)
     key = np.empty(n, dtype=np.float64)
     for i in range(n):
-        m = masks[i]
-        if m == 0:
-            value = W_PAIRS * p0 + W_FIVES * f0 - W_DEAD * d0
-        else:
-            p, f, d = hand_structure(h & ~m, t)
-            value = W_PAIRS * p + W_FIVES * f - W_DEAD * d + W_SHED * _popcount(m)
-            pair_break, five_break = breaks(h, m, f0, t)
-            if pair_break:
-                value -= PAIR_PENALTY[phase]
-            if five_break:
-                value -= FIVE_PENALTY[phase]
+        value = move_value(h, masks[i], p0, f0, d0, phase, t)
         # value dominates; RankAction (at most ~100 apart) breaks its ties
         key[i] = -value * 1000.0 + ra[i]
     order = np.argsort(key, kind="mergesort")

@@ -53,6 +53,19 @@ def describe(enc: Encoder) -> dict[str, Any]:
             "move_dim": enc.move_dim}
 
 
+class RecordedEncoder:
+    """What every encoder shares: :meth:`describe`, the record a checkpoint keeps of it."""
+
+    game: str
+    name: str
+    version: int
+    state_dim: int
+    move_dim: int
+
+    def describe(self) -> dict[str, Any]:
+        return describe(self)
+
+
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:
     """Raise :class:`EncoderError` when a checkpoint's recorded encoder is not ``enc``."""
     rec = recorded or LEGACY

@@ -48,6 +48,7 @@ from numba import njit
 
 from climbrl.agents.base import Decision
 from climbrl.agents.hand_structure import SUIT_MASK, breaks, deciding_strength, hand_structure
+from climbrl.encoders.base import RecordedEncoder
 from climbrl.games.big2.combos import _CACHE, _popcount
 
 STATE_DIM = 558
@@ -201,7 +202,7 @@ LEAD_BONUS = 0.05
 BEATEN_PENALTY = 0.02
 
 
-class Big2Encoder:
+class Big2Encoder(RecordedEncoder):
     """Big 2's encoder (version 1 is the study's encoding above; its name and version are what
     checkpoints written before encoders were recorded were trained with).
 
@@ -232,8 +233,3 @@ class Big2Encoder:
     def card_score(self, state: Any, seat: int) -> float:
         left = state.cards_left()
         return (sum(left) if state.winner == seat else -left[seat]) / 13.0
-
-    def describe(self) -> dict[str, Any]:
-        from climbrl.encoders.base import describe
-
-        return describe(self)

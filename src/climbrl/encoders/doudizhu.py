@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.base import Decision
+from climbrl.encoders.base import RecordedEncoder
 from climbrl.games.doudizhu.moves import (
     FIRST_PLAY,
     NUM_RANKS,
@@ -249,7 +250,7 @@ def encode_decisions(decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndar
 LEAD_BONUS = 0.05
 
 
-class DdzEncoder:
+class DdzEncoder(RecordedEncoder):
     """Dou Dizhu's encoder (version 1: the vectors above).
 
     Rewards: ``shaping`` gives +0.05 at a play-phase decision where the seat leads after winning
@@ -283,8 +284,3 @@ class DdzEncoder:
         left = state.cards_left()
         losing = sum(left[s] for s in range(len(left)) if s not in winners)
         return (losing if seat in winners else -losing) / MAX_CARDS
-
-    def describe(self) -> dict[str, Any]:
-        from climbrl.encoders.base import describe
-
-        return describe(self)
