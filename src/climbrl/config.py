@@ -4,7 +4,7 @@ Every field is checked before any work starts; a bad value raises :class:`Config
 the field. Defaults are the study's setup (100 epochs x 200 self-play games, evaluation every
 5 epochs with 400 games against three copies of each of random, greedy and heuristic) and each
 learner's usual hyperparameters; :func:`train_config` fills the learner-specific and
-game-specific defaults (:data:`GAME_DEFAULTS`: Dou Dizhu has no Big 2 rule agents to meet).
+game-specific defaults (:data:`GAME_DEFAULTS`: each game's own baselines and rule agents).
 """
 
 from __future__ import annotations
@@ -131,14 +131,6 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "big2": {},
-    "doudizhu": {"eval_opponents": ("random", "greedy"), "fixed_opponents": ("random", "greedy"),
-                 "pool_rule_agents": ("random", "greedy"), "eval_games": 300},
-}
-"""Per-game defaults (the rule agents that play the game; a multiple of 3 games)."""
-
-
 @dataclass(frozen=True)
 class GameSetup:
     """What the study and its pipeline use of one game."""
@@ -159,6 +151,15 @@ GAME_SETUP: dict[str, GameSetup] = {
                       ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
     "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy"), ("random", "greedy"), "greedy"),
 }
+
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "big2": {},
+    "doudizhu": {"eval_opponents": GAME_SETUP["doudizhu"].baselines,
+                 "fixed_opponents": GAME_SETUP["doudizhu"].baselines,
+                 "pool_rule_agents": GAME_SETUP["doudizhu"].rule_agents, "eval_games": 300},
+}
+"""Per-game training defaults (Big 2's are the fields' own): the game's baselines and rule agents
+(:data:`GAME_SETUP`), and an evaluation size that is a multiple of 3."""
 
 
 def _fail(name: str, msg: str) -> None:

@@ -199,7 +199,7 @@ def _play_chunk(args: tuple) -> MatchResult:
         role.wins += won
         role.reward_sum += reward
         role.reward_sq += reward * reward
-    res.free_for_all = _free_for_all(st.game) if states else True
+    res.free_for_all = _free_for_all(states[0].game) if states else True
     return res
 
 
