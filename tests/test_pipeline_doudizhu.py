@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from pipeline import stages
 
+from climbrl.config import GAME_SETUP
 from climbrl.params import ParamsError, load_params, parse_params
 from tests.study_params import study_folder, with_value
 
@@ -30,7 +31,7 @@ DDZ = {
         "ppo": {},
     },
     "evaluate": {"games": 6, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
-    "tournament": {"deals": 1, "seed": 0, "workers": 1},
+    "tournament": {"deals": 1, "seed": 0, "workers": 1, "rule_agents": ["random", "greedy"]},
     "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
     "report": {"title": "small Dou Dizhu study"},
@@ -41,9 +42,10 @@ DDZ = {
 def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
     p = parse_params(DDZ)
     assert p.game == "doudizhu" and p.rules == "rlcard"
-    assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy")
-    assert p.tune.opponent == "greedy"  # the Dou Dizhu setup's default (config.GAME_SETUP)
-    assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy")
+    assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy", "heuristic")
+    assert p.train["ppo"].pool_rule_agents == ("aggressive", "conservative")  # the practice guide's pool
+    assert p.tune.opponent == "heuristic"  # the Dou Dizhu setup's default (config.GAME_SETUP)
+    assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy", "heuristic")
     assert p.behaviour.games == 300
     big2 = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     assert big2.game == "big2" and big2.tune.opponent == "heuristic" and big2.behaviour.games == 400
@@ -91,7 +93,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
 
     tour = stages.tournament(p)
     assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard"
-    assert tour["participants"] == ["ppo", "random", "greedy"]  # the game's rule agents by default
+    assert tour["participants"] == ["ppo", "random", "greedy"]
     assert tour["games"] == 6  # one group of three, 2 cyclic orders x 3 rotations
     assert json.loads(Path("reports/tournament.json").read_text()) == tour
 
@@ -104,8 +106,9 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
                  "--out", "reports"]) == 0
     base = json.loads(Path("reports/baselines.json").read_text())
     assert base["game"] == "doudizhu" and "public_agent_note" not in base
+    setup = GAME_SETUP["doudizhu"]  # every rule agent of the game against each baseline
     assert [(m["agent"], m["opponents"][0]) for m in base["matches"]] == [
-        ("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy")]
+        (a, b) for a in setup.rule_agents for b in setup.baselines]
     for m in base["matches"]:
         _check_match(m, 3)
     base_md = Path("reports/baselines.md").read_text()
@@ -116,7 +119,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
 
     study = run_study(p.tune, rules=p.rules, game=p.game, track=False)
     assert study["complete"] == 1 and 0.0 <= study["best_value"] <= 1.0
-    assert "win_rate/greedy" in Path("runs/tune/t/trial-0/metrics.csv").read_text()  # the objective's opponent
+    assert "win_rate/heuristic" in Path("runs/tune/t/trial-0/metrics.csv").read_text()  # the objective's opponent
     big2_tune = load_params(Path(__file__).resolve().parents[1] / "params.yaml").tune
     with pytest.raises(ValueError, match="study t .* holds doudizhu trials; this search plays big2"):
         run_study(big2_tune, rules="paper", storage="sqlite:///optuna.db", study_name="t", track=False)
@@ -140,7 +143,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert "three-seat games (6 games: every group of three, every deal in all 2 cyclic seat orders x 3 " \
            "rotations)" in md
     assert "## Interpretability window\n\nThe interpretability window is not available for Dou Dizhu" in md
-    assert "win rate against two greedy players" in md  # the Optuna section
+    assert "win rate against two heuristic players" in md  # the Optuna section
     assert "two copies of the opponent, Dou Dizhu" not in md and "| landlord | peasant_down |" in md  # baselines
     assert "3x" not in md and "three copies" not in md and "/ 0.25" not in md and "normalized" not in md
     assert sorted(f.name for f in Path("reports/figures").iterdir()) == [

@@ -149,17 +149,19 @@ class GameSetup:
 GAME_SETUP: dict[str, GameSetup] = {
     "big2": GameSetup("Big 2", ("random", "greedy", "heuristic"),
                       ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
-    "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy"), ("random", "greedy"), "greedy"),
+    "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy", "heuristic"),
+                          ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
 }
 
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "big2": {},
     "doudizhu": {"eval_opponents": GAME_SETUP["doudizhu"].baselines,
                  "fixed_opponents": GAME_SETUP["doudizhu"].baselines,
-                 "pool_rule_agents": GAME_SETUP["doudizhu"].rule_agents, "eval_games": 300},
+                 "pool_rule_agents": ("aggressive", "conservative"), "eval_games": 300},
 }
-"""Per-game training defaults (Big 2's are the fields' own): the game's baselines and rule agents
-(:data:`GAME_SETUP`), and an evaluation size that is a multiple of 3."""
+"""Per-game training defaults (Big 2's are the fields' own): the game's baselines
+(:data:`GAME_SETUP`), the practice guide's opponent pool (snapshots with the aggressive and the
+conservative rule agent), and an evaluation size that is a multiple of 3."""
 
 
 def _fail(name: str, msg: str) -> None:
