@@ -70,9 +70,9 @@ from climbrl.encoders.base import RecordedEncoder, RewardTerms
 from climbrl.games.doudizhu.moves import (
     FIRST_PLAY,
     NUM_RANKS,
-    TYPE_PASS,
     TYPE_BOMB,
     TYPE_NAMES,
+    TYPE_PASS,
     TYPE_ROCKET,
     ActionTable,
 )

@@ -3,7 +3,8 @@
 A checkpoint holds the learner (network, optimizer, target network, counters), the
 curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
 the config it was trained with (``net_config``: the network's shape, with ``roles`` and
-``role_columns`` for one network per role; a record without them is one network), and the game and encoder (``encoder``: name, version, sizes) its
+``role_columns`` for one network per role; a record without them is one network), and the game
+and encoder (``encoder``: name, version, sizes) its
 network reads; a checkpoint without them was written before the second game and is Big 2's (its
 only encoder then, :data:`climbrl.encoders.base.LEGACY`). Missing, corrupt or mismatched files raise
 :class:`CheckpointError` with the path and the reason. :func:`resume_conflicts` is the one rule
@@ -124,8 +125,9 @@ def load_network(path: str | Path, game: str | None = None) -> tuple[Net, dict[s
     cfg = {"state_dim": encoder.state_dim, "move_dim": encoder.move_dim, **cfg}
     if cfg.get("roles") and (tuple(cfg["roles"]), tuple(cfg.get("role_columns", ()))) != (
             tuple(encoder.roles), tuple(encoder.role_columns)):
+        mine = f"{list(encoder.roles)}, {list(encoder.role_columns)}"
         raise CheckpointError(f"{path}: its role networks ({cfg['roles']}, state columns {cfg.get('role_columns')}) "
-                              f"are not the {encoder.game} encoder's ({list(encoder.roles)}, {list(encoder.role_columns)})")
+                              f"are not the {encoder.game} encoder's ({mine})")
     try:
         net = make_net(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
     except (TypeError, ValueError) as e:
