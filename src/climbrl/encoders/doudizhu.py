@@ -72,7 +72,6 @@ from climbrl.games.doudizhu.moves import (
     NUM_RANKS,
     TYPE_BOMB,
     TYPE_NAMES,
-    TYPE_PASS,
     TYPE_ROCKET,
     ActionTable,
 )
@@ -270,17 +269,15 @@ def bombs_dealt_and_kept(state: Any, seat: int) -> tuple[int, int]:
     Played as a bomb or still whole in hand at the end both count as kept."""
     obs = state.observation(seat)
     start = np.asarray(obs.hand, dtype=np.int16) + np.asarray(obs.played[seat], dtype=np.int16)
-    bomb = np.zeros(NUM_RANKS, dtype=bool)  # rank held four times; both jokers mark the rocket
-    bomb[:13] = start[:13] == 4
+    bomb = start[:13] == 4  # ranks held four times
     rocket = bool(start[13] and start[14])
-    bomb[13:] = rocket
     table = state.game.table
     broken = np.zeros(NUM_RANKS, dtype=bool)
     for s, m in obs.history:
-        if s == seat and m and table.type[m] not in (TYPE_BOMB, TYPE_ROCKET, TYPE_PASS):
+        if s == seat and m and table.type[m] < TYPE_BOMB:  # a play (not a pass), neither bomb nor rocket
             broken |= np.asarray(table.counts[m]) > 0
-    dealt = int(bomb[:13].sum()) + rocket
-    kept = int((bomb[:13] & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
+    dealt = int(bomb.sum()) + rocket
+    kept = int((bomb & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
     return dealt, kept
 
 
