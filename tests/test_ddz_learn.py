@@ -258,3 +258,20 @@ def test_reward_switches_are_validated_and_dou_dizhu_only() -> None:
     assert train_config("ppo", reward_cards_left=0.0).reward_cards_left == 0.0  # the default is fine
     with pytest.raises(EncoderError, match="big2 defines no reward term cards_left"):
         make_encoder("big2").final_reward(None, 0, 1.0, RewardTerms(cards_left=1.0))
+
+
+def test_cli_set_takes_the_switches(tmp_path, capsys) -> None:
+    from climbrl.cli import main
+
+    big2 = ["train", "--algo", "ppo", "--set", "role_networks=true", "--out", str(tmp_path / "b2"), "--no-progress"]
+    assert main(big2) == 2
+    assert "train.role_networks: big2 does not define it" in capsys.readouterr().err
+    assert not (tmp_path / "b2").exists()  # refused before any work
+    out = tmp_path / "ddz"
+    assert main(["train", "--game", "doudizhu", "--rules", "rlcard", "--algo", "mcq", "--epochs", "1",
+                 "--games-per-epoch", "3", "--eval-every", "0", "--set", "role_networks=true", "--set", "hidden=8",
+                 "--set", "reward_cards_left=0.5", "--set", "reward_partner_win=false", "--out", str(out),
+                 "--no-progress"]) == 0
+    config = ckpt.load(out / "checkpoint.pt")["config"]
+    assert (config["role_networks"], config["reward_cards_left"], config["reward_partner_win"]) == (True, 0.5, False)
+    assert isinstance(ckpt.load_network(out / "policy.pt")[0], RoleNets)
