@@ -19,7 +19,7 @@ import torch
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.encoders import Encoder
-from climbrl.learn.network import ActionInNet
+from climbrl.learn.network import Net
 
 MODES = ("sample", "greedy", "epsilon")
 POLICY_LEARNERS = ("ppo",)
@@ -31,7 +31,7 @@ class PolicyAgent(Agent):
     scores is its move distribution; a value learner's scores are Q-values, whose softmax is not
     (the interpretability window and play hints then show its greedy choice)."""
 
-    def __init__(self, net: ActionInNet, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
+    def __init__(self, net: Net, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
                  name: str = "policy", record: bool = False, scores_are_logits: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

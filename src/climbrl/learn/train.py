@@ -25,6 +25,7 @@ import numpy as np
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
 from climbrl.config import TrainConfig
+from climbrl.encoders.base import RewardTerms
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.curriculum import Curriculum
@@ -46,6 +47,12 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
     return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
 
 
+def reward_terms(cfg: TrainConfig) -> RewardTerms:
+    """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
+    return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
+                       partner_win=cfg.reward_partner_win)
+
+
 def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
               epoch: int) -> dict[str, Any]:
     start = time.perf_counter()
@@ -56,7 +63,7 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     collector = Collector(behaviour, shaping=cfg.reward_shaping)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
-    rollout = collector.build(states, card_score=cfg.card_score_reward)
+    rollout = collector.build(states, card_score=cfg.card_score_reward, terms=reward_terms(cfg))
     play_secs = time.perf_counter() - start
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
