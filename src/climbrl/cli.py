@@ -318,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("moves", help="list the legal moves of a hand, leading or facing a play")
     m.add_argument("--game", default="big2", choices=("big2", "doudizhu"))
     m.add_argument("--rules", default=None, help=f"rules preset ({presets}; doudizhu: standard, "
-                   "openspiel, rlcard, online)")
+                   "openspiel, rlcard, online, douzero)")
     m.add_argument("--hand", required=True, help='cards, e.g. "3D 4D 10S 2S" (doudizhu: "3345567789TJQKA2B")')
     m.add_argument("--prev", help="the play to beat (leave out to lead)")
     m.add_argument("--json", action="store_true", help="print a JSON array")
