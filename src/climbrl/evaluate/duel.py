@@ -137,7 +137,7 @@ def _role(games: Sequence[DuelGame], side: int) -> dict[str, Any]:
             "win_rate_high": hi, "adp": adp, "adp_low": adp_lo, "adp_high": adp_hi}
 
 
-def _pairs(records: Iterable[DuelGame]) -> list[tuple[DuelGame, DuelGame]]:
+def deal_pairs(records: Iterable[DuelGame]) -> list[tuple[DuelGame, DuelGame]]:
     """The records by deal, (A landlord, B landlord); every deal must have both games."""
     by_deal: dict[int, list[DuelGame | None]] = {}
     for g in records:
@@ -173,7 +173,7 @@ def paired_summary(pairs: Sequence[tuple[DuelGame, DuelGame]]) -> dict[str, Any]
 
 def summarize_duel(records: Iterable[DuelGame], per_deal: bool = False, **meta: Any) -> dict[str, Any]:
     """Every number of the module docstring from the records (in any order) of a duel."""
-    pairs = _pairs(records)
+    pairs = deal_pairs(records)
     if not pairs:
         raise ValueError("a duel summary needs at least one deal")
     games = [g for p in pairs for g in p]
@@ -232,4 +232,4 @@ def format_duel(res: dict[str, Any]) -> str:
 
 
 __all__ = ["DuelGame", "team_match", "summarize_duel", "format_duel", "duel_tasks", "play_duel_chunk",
-           "duel_game_name", "game_record"]
+           "duel_game_name", "game_record", "deal_pairs", "side_summary"]
