@@ -93,8 +93,7 @@ def duel_game_name(game: str, rules: str) -> str:
                          "landlord (doudizhu)")
     if g.rules.landlord is None:
         raise ValueError(f"rules {g.rules.name!r} choose the landlord by auction, so the role would follow the "
-                         "bids rather than the protocol: use rules with a fixed landlord (douzero, rlcard, or "
-                         "landlord=SEAT)")
+                         "bids rather than the protocol: use rules with a fixed landlord (douzero, rlcard)")
     return name
 
 
