@@ -215,3 +215,14 @@ def test_cli_duel_and_roundrobin(tmp_path, capsys) -> None:  # type: ignore[no-u
     assert saved["participants"] == ["r", "greedy"] and (tmp_path / "rr" / "roundrobin.png").stat().st_size > 0
     assert main(["duel", "--agent", "greedy", "--opponent", "random", "--rules", "standard", "--workers", "1"]) == 2
     assert "auction" in capsys.readouterr().err
+
+
+def test_bradley_terry_from_counts_is_the_plackett_luce_fit_of_the_games() -> None:
+    from climbrl.evaluate.rating import bradley_terry, plackett_luce
+
+    rng = random.Random(2)
+    games = [tuple(rng.sample(range(4), 2)) for _ in range(300)]
+    counts = np.zeros((4, 4))
+    for w, lose in games:
+        counts[w, lose] += 1
+    assert np.allclose(bradley_terry(counts), plackett_luce(games, 4), atol=1e-9)

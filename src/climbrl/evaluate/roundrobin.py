@@ -14,10 +14,12 @@ zero-sum), ``win_rate.both[X][Y] + win_rate.both[Y][X] == 1``, and ``win_rate.la
 win_rate.peasants[Y][X] == 1`` (the same games seen from both sides).
 
 Rating: each game is a two-player ranking, the winning side before the losing one, fitted by the
-Plackett-Luce model of :mod:`climbrl.evaluate.rating` (with two places, Bradley-Terry) on all
-games at once, so the order of the games does not matter; every pair plays both roles equally,
-so the landlord's advantage or handicap cancels. 95% intervals: the deals, then the games within
-each deal, resampled (a deal is the same cards for every pair: the unit of card luck).
+Plackett-Luce model of :mod:`climbrl.evaluate.rating` (with two places, Bradley-Terry, fitted
+from the win counts: ``rating.bradley_terry``, the same optimum as ``plackett_luce`` on the games,
+at a cost independent of their number) on all games at once, so their order does not matter;
+every pair plays both roles equally, so the landlord's advantage or handicap cancels. 95%
+intervals: the deals, then the games within each deal, resampled (a deal is the same cards for
+every pair: the unit of card luck).
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
     """Matrices, leaderboard and rating from game records ``(A index, B index, *DuelGame)``.
 
     The records are sorted first: every number depends only on which games were played."""
-    from climbrl.evaluate.rating import bootstrap_ratings, elo, plackett_luce
+    from climbrl.evaluate.rating import bootstrap_pairs, bradley_terry, elo
 
     n = len(names)
     rows = sorted(tuple(r) for r in records)
@@ -99,9 +101,13 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
             played[[i, j]] += 1
             points[i] += gm.points(0)
             points[j] += gm.points(1)
-    theta = plackett_luce(rankings, n)
+    counts = np.zeros((n, n))
+    for w, lose in rankings:
+        counts[w, lose] += 1
+    theta = bradley_terry(counts)
     rating = elo(theta)
-    low, high = bootstrap_ratings(rankings, deal_of, n, resamples=resamples, seed=bootstrap_seed)
+    low, high = bootstrap_pairs([w for w, _ in rankings], [x for _, x in rankings], deal_of, n,
+                                resamples=resamples, seed=bootstrap_seed)
     board = [{"participant": names[p], "rating": float(rating[p]), "rating_low": float(low[p]),
               "rating_high": float(high[p]), "games": int(played[p]), "wins": int(wins[p]),
               "win_rate": float(wins[p] / played[p]) if played[p] else float("nan"),
