@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.agents.bidding import routed
 from climbrl.learn.policy import PolicyAgent
 
 
@@ -74,8 +75,11 @@ class Collector:
         self.index: dict[tuple[int, int], list[tuple[int, int, float]]] = {}
 
     def __call__(self, agent: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
-        if agent is not self.learner:
-            return
+        for sub, g2, d2, _ in routed(agent, gis, decisions, picks):  # a BiddingAgent's play part
+            if sub is self.learner:
+                self._record(sub, g2, d2)
+
+    def _record(self, agent: PolicyAgent, gis: list[int], decisions: list[Decision]) -> None:
         assert agent.last is not None
         c = len(self.chunks)
         self.chunks.append(agent.last)
@@ -83,16 +87,16 @@ class Collector:
             bonus = self.learner.encoder.shaping(d) if self.shaping else 0.0
             self.index.setdefault((g, d.seat), []).append((c, b, bonus))
 
+    def final_reward(self, state, seat: int, card_score: bool = False) -> float:
+        """The seat's final reward of a finished game (the rules' return, or the card score)."""
+        return self.learner.encoder.card_score(state, seat) if card_score else state.returns()[seat]
+
     def build(self, final_states: list, card_score: bool = False) -> Rollout:
         states, moves, offsets, picks, logp, rewards, dones = [], [], [0], [], [], [], []
         total = 0
         for g, seat in sorted(self.index):
             steps = self.index[(g, seat)]
-            st = final_states[g]
-            if card_score:
-                final = self.learner.encoder.card_score(st, seat)
-            else:
-                final = st.returns()[seat]
+            final = self.final_reward(final_states[g], seat, card_score)
             for k, (c, b, bonus) in enumerate(steps):
                 ch = self.chunks[c]
                 states.append(ch["states"][b])
