@@ -89,7 +89,7 @@ def _beaters(typ, main, length, ncards, u, other_max):
         for q in range(lo, 13):
             if u[q] == 4:
                 bombs += 1
-    if typ == TYPE_BOMB or typ == TYPE_FOUR_TWO_SOLO or typ == TYPE_FOUR_TWO_PAIR or other_max < ncards:
+    if typ == TYPE_BOMB or typ == TYPE_FOUR_TWO_SOLO or typ == TYPE_FOUR_TWO_PAIR or other_max < ncards:  # noqa: SIM109 (numba)
         return 0, bombs  # a higher four is a bomb: counted above
     k = _COPIES[typ]
     ways = 0

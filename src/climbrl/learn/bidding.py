@@ -205,7 +205,8 @@ class BidRouting:
     def active(self) -> bool:
         return self.kind != "policy"
 
-    def seatings(self, seatings: list[list[Agent]], behaviour: PolicyAgent) -> tuple[list[list[Agent]], BidCollector | None]:
+    def seatings(self, seatings: list[list[Agent]],
+                 behaviour: PolicyAgent) -> tuple[list[list[Agent]], BidCollector | None]:
         """The seatings with the learner's seats (and the curriculum's frozen policies) wrapped
         in a :class:`BiddingAgent`, and the collector of the learner's bids (``learned``)."""
         if not self.active:
