@@ -10,7 +10,8 @@
 =========  ==================================================================================
 
 The output it scores is one value per auction id 0-5 (pass, bid 1-3, call, rob);
-:func:`legal_mask` marks the decision's legal ones.
+:func:`legal_mask` marks the decision's legal ones. :class:`DdzBidEncoder` bundles both for
+the learners (:func:`climbrl.encoders.registry.make_bid_encoder`).
 """
 
 from __future__ import annotations
@@ -44,3 +45,17 @@ def legal_mask(decisions: Sequence[Decision]) -> np.ndarray:
     for b, d in enumerate(decisions):
         mask[b, d.moves] = True
     return mask
+
+
+class DdzBidEncoder:
+    """Dou Dizhu's auction decisions for a bid model: ``dim`` features, ``n_actions`` auction ids."""
+
+    game = "doudizhu"
+    dim = BID_DIM
+    n_actions = N_AUCTION
+
+    def features(self, decisions: Sequence[Decision]) -> np.ndarray:
+        return bid_features(decisions)
+
+    def legal_mask(self, decisions: Sequence[Decision]) -> np.ndarray:
+        return legal_mask(decisions)

@@ -36,3 +36,13 @@ def make_encoder(game: str, name: str = "") -> Encoder:
     from climbrl.encoders.doudizhu import DdzEncoder
 
     return DdzEncoder()
+
+
+def make_bid_encoder(game: str):
+    """What a separate bid model reads of ``game``'s auction decisions
+    (:class:`climbrl.encoders.doudizhu_bid.DdzBidEncoder`); only Dou Dizhu has an auction."""
+    if game.partition(":")[0] != "doudizhu":
+        raise EncoderError(f"no auction encoder for game {game!r} (only doudizhu has an auction)")
+    from climbrl.encoders.doudizhu_bid import DdzBidEncoder
+
+    return DdzBidEncoder()

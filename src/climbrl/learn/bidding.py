@@ -5,8 +5,9 @@ With ``bidding`` ``rule`` or ``learned`` (rules with an auction only, see
 :class:`~climbrl.agents.bidding.BiddingAgent` (play policy, bidder): the play network never
 sees an auction decision, so none enters the play learner's rollout.
 
-``learned``: :class:`BidNet`, a small MLP on :func:`~climbrl.encoders.doudizhu_bid.bid_features`
-(hand, auction so far, stake, the hand's plays) with one output per auction id, is a Q-function
+``learned``: :class:`BidNet`, a small MLP on the game's bid features
+(:class:`~climbrl.encoders.doudizhu_bid.DdzBidEncoder`: hand, auction so far, stake, the hand's
+plays) with one output per auction id, is a Q-function
 over the bids. :class:`LearnedBidder` plays it: the best legal bid, or while training a uniform
 legal one with probability ``bid_epsilon`` (one draw per decision from the seat's stream, like
 :class:`~climbrl.learn.policy.PolicyAgent`). :class:`BidLearner` regresses Q(s, a) of every
@@ -36,10 +37,8 @@ from torch import nn
 from climbrl.agents.base import Agent, Decision
 from climbrl.agents.bidding import BiddingAgent, RuleBidder, routed
 from climbrl.config import TrainConfig
-from climbrl.encoders.doudizhu import N_AUCTION
-from climbrl.encoders.doudizhu_bid import BID_DIM, bid_features, legal_mask
+from climbrl.encoders.registry import make_bid_encoder
 from climbrl.learn.network import linear
-from climbrl.learn.policy import PolicyAgent
 
 BID_HIDDEN = 128
 BID_PASSES = 4
@@ -47,17 +46,18 @@ BID_MINIBATCH = 256
 
 
 class BidNet(nn.Module):
-    """``BID_DIM`` -> hidden -> hidden -> one Q-value per auction id (0-5)."""
+    """``in_dim`` bid features -> hidden -> hidden -> one Q-value per auction id."""
 
-    def __init__(self, hidden: int = BID_HIDDEN, generator: torch.Generator | None = None) -> None:
+    def __init__(self, in_dim: int, n_out: int, hidden: int = BID_HIDDEN,
+                 generator: torch.Generator | None = None) -> None:
         super().__init__()
-        self.hidden = hidden
-        self.body = nn.Sequential(linear(BID_DIM, hidden, generator), nn.ReLU(),
+        self.in_dim, self.n_out, self.hidden = in_dim, n_out, hidden
+        self.body = nn.Sequential(linear(in_dim, hidden, generator), nn.ReLU(),
                                   linear(hidden, hidden, generator), nn.ReLU(),
-                                  linear(hidden, N_AUCTION, generator))
+                                  linear(hidden, n_out, generator))
 
     def config(self) -> dict[str, int]:
-        return {"hidden": self.hidden}
+        return {"in_dim": self.in_dim, "n_out": self.n_out, "hidden": self.hidden}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.body(x)
@@ -66,10 +66,11 @@ class BidNet(nn.Module):
 class LearnedBidder(Agent):
     """A :class:`BidNet` as an auction agent (``record``: keep the last batch for training)."""
 
-    games = ("doudizhu",)
-
-    def __init__(self, net: BidNet, epsilon: float = 0.0, name: str = "learned-bid", record: bool = False) -> None:
+    def __init__(self, net: BidNet, game: str = "doudizhu", epsilon: float = 0.0, name: str = "learned-bid",
+                 record: bool = False) -> None:
         self.net = net
+        self.encoder = make_bid_encoder(game)
+        self.games = (self.encoder.game,)
         self.epsilon = epsilon
         self.name = name
         self.record = record
@@ -78,7 +79,7 @@ class LearnedBidder(Agent):
     def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
         if not decisions:
             return []
-        x = bid_features(decisions)
+        x = self.encoder.features(decisions)
         with torch.no_grad():
             q = self.net(torch.from_numpy(x)).numpy()
         picks = []
@@ -87,7 +88,7 @@ class LearnedBidder(Agent):
             k = rng.randrange(len(d.moves)) if u < self.epsilon else int(np.argmax(q[b, d.moves]))
             picks.append(k)
         if self.record:
-            self.last = {"x": x, "mask": legal_mask(decisions),
+            self.last = {"x": x, "mask": self.encoder.legal_mask(decisions),
                          "action": np.array([d.moves[k] for d, k in zip(decisions, picks, strict=True)])}
         return picks
 
@@ -115,6 +116,7 @@ class BidCollector:
 
     def __init__(self, bidder: LearnedBidder) -> None:
         self.bidder = bidder
+        self.shape = (bidder.encoder.dim, bidder.encoder.n_actions)
         self.rows: list[tuple[int, int, int, int]] = []  # (game, seat, chunk, row)
         self.chunks: list[dict[str, np.ndarray]] = []
 
@@ -131,8 +133,8 @@ class BidCollector:
         """``final(state, seat)``: the seat's final reward of a finished game."""
         rows = sorted(self.rows)  # stable: a seat's bids stay in time order
         if not rows:
-            return BidBatch(np.zeros((0, BID_DIM), np.float32), np.zeros(0, np.int64),
-                            np.zeros((0, N_AUCTION), bool), np.zeros(0, np.float32))
+            return BidBatch(np.zeros((0, self.shape[0]), np.float32), np.zeros(0, np.int64),
+                            np.zeros((0, self.shape[1]), bool), np.zeros(0, np.float32))
         return BidBatch(
             x=np.stack([self.chunks[c]["x"][b] for _, _, c, b in rows]),
             action=np.array([self.chunks[c]["action"][b] for _, _, c, b in rows], dtype=np.int64),
@@ -151,16 +153,18 @@ class BidLearner:
 
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
-        self.net = BidNet(generator=torch.Generator().manual_seed(bid_seed(cfg.seed)))
+        enc = make_bid_encoder(cfg.game)
+        self.net = BidNet(enc.dim, enc.n_actions, generator=torch.Generator().manual_seed(bid_seed(cfg.seed)))
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.bid_lr)
         self.updates = 0
         self.decisions_seen = 0
 
     def behaviour(self) -> LearnedBidder:
-        return LearnedBidder(self.net, epsilon=self.cfg.bid_epsilon, name="bid-learner", record=True)
+        return LearnedBidder(self.net, self.cfg.game, epsilon=self.cfg.bid_epsilon, name="bid-learner",
+                             record=True)
 
     def greedy(self) -> LearnedBidder:
-        return LearnedBidder(self.net, epsilon=0.0)
+        return LearnedBidder(self.net, self.cfg.game)
 
     def update(self, batch: BidBatch, rng: np.random.Generator) -> dict[str, float]:
         self.decisions_seen += batch.size
@@ -205,22 +209,18 @@ class BidRouting:
     def active(self) -> bool:
         return self.kind != "policy"
 
-    def seatings(self, seatings: list[list[Agent]],
-                 behaviour: PolicyAgent) -> tuple[list[list[Agent]], BidCollector | None]:
-        """The seatings with the learner's seats (and the curriculum's frozen policies) wrapped
-        in a :class:`BiddingAgent`, and the collector of the learner's bids (``learned``)."""
+    def seatings(self, seatings: list[list[Agent]], behaviour: Agent,
+                 frozen: Sequence[Agent] = ()) -> tuple[list[list[Agent]], BidCollector | None]:
+        """The seatings with the learner's seats (``behaviour``) and the curriculum's frozen
+        policies (``frozen``) wrapped in a :class:`BiddingAgent`, and the collector of the
+        learner's bids (``learned``)."""
         if not self.active:
             return seatings, None
         bidder: Agent = self.learner.behaviour() if self.learner else RuleBidder()
-        frozen: Agent = self.learner.greedy() if self.learner else bidder
-        wrapped: dict[int, Agent] = {id(behaviour): BiddingAgent(behaviour, bidder)}
-
-        def wrap(a: Agent) -> Agent:
-            if id(a) not in wrapped:
-                wrapped[id(a)] = BiddingAgent(a, frozen) if isinstance(a, PolicyAgent) else a
-            return wrapped[id(a)]
-
-        out = [[wrap(a) for a in s] for s in seatings]
+        frozen_bidder: Agent = self.learner.greedy() if self.learner else bidder
+        wrapped: dict[int, Agent] = {id(a): BiddingAgent(a, frozen_bidder) for a in frozen}
+        wrapped[id(behaviour)] = BiddingAgent(behaviour, bidder)
+        out = [[wrapped.get(id(a), a) for a in s] for s in seatings]
         return out, BidCollector(bidder) if self.learner else None
 
     def payload(self) -> dict[str, Any]:
@@ -234,7 +234,7 @@ class BidRouting:
         return out
 
 
-def with_recorded_bidder(agent: PolicyAgent, meta: dict[str, Any]) -> Agent:
+def with_recorded_bidder(agent: Agent, meta: dict[str, Any], game: str = "doudizhu") -> Agent:
     """``agent`` with the bid model a policy file records (``bidding``; unchanged without one)."""
     kind = meta.get("bidding", "policy")
     if kind == "policy":
@@ -242,7 +242,7 @@ def with_recorded_bidder(agent: PolicyAgent, meta: dict[str, Any]) -> Agent:
     if kind == "rule":
         return BiddingAgent(agent, RuleBidder(), name=agent.name)
     if kind == "learned":
-        net = BidNet(**meta.get("bid_net_config", {}), generator=torch.Generator())
+        net = BidNet(**meta["bid_net_config"], generator=torch.Generator())
         net.load_state_dict(meta["bid_net"])
-        return BiddingAgent(agent, LearnedBidder(net.eval()), name=agent.name)
+        return BiddingAgent(agent, LearnedBidder(net.eval(), game), name=agent.name)
     raise ValueError(f"unknown bidding {kind!r} in the policy file")

@@ -94,6 +94,6 @@ def load_policy_agent(path: str | Path, mode: str = "greedy", game: str | None =
     agent = PolicyAgent(net.eval(), encoder, mode=mode, name=f"checkpoint:{Path(path).name}",
                         scores_are_logits=meta.get("algo") in POLICY_LEARNERS)
     try:
-        return with_recorded_bidder(agent, meta)
+        return with_recorded_bidder(agent, meta, encoder.game)
     except (KeyError, RuntimeError, TypeError, ValueError) as e:
         raise CheckpointError(f"{path}: bad bid model: {type(e).__name__}: {e}") from None

@@ -55,7 +55,7 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
     behaviour = learner.behaviour()
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
-    seatings, bid_collector = bids.seatings(seatings, behaviour)
+    seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     collector = Collector(behaviour, shaping=cfg.reward_shaping)
