@@ -111,6 +111,18 @@ class TrainConfig:
     """A peasant shares its side's win (the rules' team reward); false: a peasant whose partner
     went out gets no terminal reward (the one that went out and the losers keep theirs)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Dou Dizhu learner additions (defaults: off, the behaviour from before they existed)
+    encoder: str = ""
+    """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+search``, its move
+    vectors plus search features, :mod:`climbrl.encoders.doudizhu_search`)."""
+    bidding: str = "policy"
+    """Who makes the auction decisions of the learner's seats (rules with an auction only):
+    ``policy`` (the play network), ``rule`` (the heuristic's hand-strength bid) or ``learned``
+    (a separate bid network, :mod:`climbrl.learn.bidding`)."""
+    bid_epsilon: float = 0.1
+    """``bidding=learned``: the bid network's exploration while training (epsilon-greedy)."""
+    bid_lr: float = 1e-3
+    """``bidding=learned``: the bid network's learning rate (its own Adam optimizer)."""
 
     def __post_init__(self) -> None:
         if self.game in DEFAULT_PRESETS and self.rules == "":
@@ -183,6 +195,34 @@ def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
 
 
+BIDDING = ("policy", "rule", "learned")
+
+
+def _validate_ddz_additions(c: TrainConfig) -> None:
+    """The encoder and bidding switches (:data:`BIDDING`)."""
+    from climbrl.encoders.registry import encoder_names
+
+    if c.encoder and c.encoder not in encoder_names(c.game):
+        _fail("encoder", f"unknown {c.game} encoder {c.encoder!r} (encoders: {', '.join(encoder_names(c.game))})")
+    if c.bidding not in BIDDING:
+        _fail("bidding", f"must be one of {', '.join(BIDDING)}, got {c.bidding!r}")
+    if c.bidding != "policy" and not has_auction(c.game, c.rules):
+        _fail("bidding", f"{c.bidding!r} needs rules with an auction; {c.game}:{c.rules} has none (only 'policy')")
+    for name, low in (("bid_epsilon", 0.0), ("bid_lr", 0.0)):
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= 1 or (name == "bid_lr" and v == 0):
+            _fail(name, f"must be a number in {'(0, 1]' if name == 'bid_lr' else '[0, 1]'}, got {v!r}")
+
+
+def has_auction(game: str, rules: str) -> bool:
+    """Whether ``game`` under the preset ``rules`` picks its landlord by an auction."""
+    if game != "doudizhu":
+        return False
+    from climbrl.games.doudizhu.rules import get_rules
+
+    return get_rules(rules).landlord is None
+
+
 def _validate(c: TrainConfig) -> None:
     if c.algo not in ALGOS:
         _fail("algo", f"unknown learner {c.algo!r} (learners: {', '.join(ALGOS)})")
@@ -238,6 +278,7 @@ def _validate(c: TrainConfig) -> None:
                 _fail(name, f"unknown agent {a!r}")
     if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
         _fail("fixed_opponents", "the fixed_opponents curriculum needs at least one opponent")
+    _validate_ddz_additions(c)
 
 
 ROLE_FIELDS = {"role_networks": "role_networks", "reward_cards_left": "cards_left",

@@ -118,7 +118,7 @@ def load_network(path: str | Path, game: str | None = None) -> tuple[Net, dict[s
     if game is not None and rec.get("game") != game.partition(":")[0]:
         raise CheckpointError(f"{path} was trained for {rec.get('game')}, not {game.partition(':')[0]}")
     try:
-        encoder = make_encoder(str(rec.get("game")))
+        encoder = make_encoder(str(rec.get("game")), str(rec.get("name") or ""))
         check_fits(rec, encoder, str(path))
     except EncoderError as e:
         raise CheckpointError(str(e)) from None

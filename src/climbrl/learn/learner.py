@@ -26,9 +26,9 @@ class Learner:
     behaviour_mode = "sample"
 
     def __init__(self, cfg: TrainConfig, encoder: Encoder | None = None) -> None:
-        """``encoder``: the game's encoder (default: the one of ``cfg.game``)."""
+        """``encoder``: the game's encoder (default: ``cfg.encoder`` of ``cfg.game``)."""
         self.cfg = cfg
-        self.encoder = encoder if encoder is not None else make_encoder(cfg.game)
+        self.encoder = encoder if encoder is not None else make_encoder(cfg.game, cfg.encoder)
         # The learner's own torch random stream (initial weights; any torch draw a learner makes
         # takes it too): torch.manual_seed would reseed the whole process's stream, which other
         # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.

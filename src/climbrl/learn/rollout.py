@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.agents.bidding import routed
 from climbrl.encoders.base import RewardTerms
 from climbrl.learn.policy import PolicyAgent
 
@@ -79,8 +80,11 @@ class Collector:
         self.index: dict[tuple[int, int], list[tuple[int, int, float]]] = {}
 
     def __call__(self, agent: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
-        if agent is not self.learner:
-            return
+        for sub, g2, d2, _ in routed(agent, gis, decisions, picks):  # a BiddingAgent's play part
+            if sub is self.learner:
+                self._record(sub, g2, d2)
+
+    def _record(self, agent: PolicyAgent, gis: list[int], decisions: list[Decision]) -> None:
         assert agent.last is not None
         c = len(self.chunks)
         self.chunks.append(agent.last)
@@ -88,20 +92,21 @@ class Collector:
             bonus = self.learner.encoder.shaping(d) if self.shaping else 0.0
             self.index.setdefault((g, d.seat), []).append((c, b, bonus))
 
+    def final_reward(self, state, seat: int, card_score: bool = False, terms: RewardTerms | None = None) -> float:
+        """The seat's final reward of a finished game: the rules' return (or the card score), with
+        the encoder's terminal reward ``terms`` when any is on."""
+        encoder = self.learner.encoder
+        final = encoder.card_score(state, seat) if card_score else state.returns()[seat]
+        if terms is not None and terms.active():
+            final = encoder.final_reward(state, seat, final, terms)
+        return final
+
     def build(self, final_states: list, card_score: bool = False, terms: RewardTerms | None = None) -> Rollout:
         states, moves, offsets, picks, logp, rewards, dones = [], [], [0], [], [], [], []
         total = 0
-        encoder = self.learner.encoder
-        terms = terms if terms is not None and terms.active() else None
         for g, seat in sorted(self.index):
             steps = self.index[(g, seat)]
-            st = final_states[g]
-            if card_score:
-                final = encoder.card_score(st, seat)
-            else:
-                final = st.returns()[seat]
-            if terms is not None:
-                final = encoder.final_reward(st, seat, final, terms)
+            final = self.final_reward(final_states[g], seat, card_score, terms)
             for k, (c, b, bonus) in enumerate(steps):
                 ch = self.chunks[c]
                 states.append(ch["states"][b])
