@@ -277,7 +277,8 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     t = params.raw.get("tournament", {})
     rule_agents = t.get("rule_agents", list(GAME_SETUP[params.game].rule_agents))
     paths = study_paths(params)
-    learners = [f"{a}=checkpoint:{paths.runs / a / 'policy.pt'}" for a in params.learners()
+    names = t.get("learners", params.learners())  # default: every learner of the study
+    learners = [f"{a}=checkpoint:{paths.runs / a / 'policy.pt'}" for a in names
                 if (paths.runs / a / "policy.pt").exists()]
     out = paths.reports / "tournament.json"
     out.parent.mkdir(parents=True, exist_ok=True)

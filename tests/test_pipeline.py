@@ -433,3 +433,23 @@ def test_a_study_beside_the_main_one_is_parsed_from_its_own_sections() -> None:
         parse_params(with_value(raw, ("studies", "ddz", "ablation"), {}), "ddz")
     assert load_params(REPO / "params.yaml").study == ""
     assert load_params(f"{REPO / 'params.yaml'}#doudizhu").game == "doudizhu"
+
+
+def test_a_learner_variant_is_named_and_names_its_algorithm() -> None:
+    """``train.ppo_roles: {algo: ppo, ...}``: a variant of a learner is a learner of its own (its
+    stage, run folder and rows), its settings over train.common; a bad name or algorithm is an error."""
+    raw = {"game": "big2", "seeds": {"deals": 10, "seed": 3}, "evaluate": {"games": 8, "workers": 1},
+           "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12,
+                    "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
+           "train": {"common": {"epochs": 3, "ent_coef": 0.02}, "ppo": {}, "ppo_low": {"algo": "ppo", "lr": 1e-5}},
+           "tracking": {"tracking_uri": "sqlite:///m.db", "experiment": "e", "register_model": "m"}}
+    p = parse_params(raw)
+    assert p.learners() == ["ppo", "ppo_low"]
+    assert (p.train["ppo_low"].algo, p.train["ppo_low"].lr, p.train["ppo_low"].ent_coef) == ("ppo", 1e-5, 0.02)
+    assert p.train["ppo"].lr != 1e-5
+    with pytest.raises(ParamsError, match="train.fast.algo: unknown learner 'a2c'"):
+        parse_params(with_value(raw, ("train", "fast"), {"algo": "a2c"}))
+    with pytest.raises(ParamsError, match="train.fast: unknown learner 'fast'"):
+        parse_params(with_value(raw, ("train", "fast"), {}))
+    with pytest.raises(ParamsError, match="train.Bad-Name: a learner's name"):
+        parse_params(with_value(raw, ("train", "Bad-Name"), {"algo": "ppo"}))

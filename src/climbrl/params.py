@@ -14,6 +14,7 @@ the one string that the pipeline passes from stage to stage (and to Dask workers
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,19 +183,27 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     if not isinstance(common, dict):
         raise ParamsError("train.common: must be a mapping")
     train: dict[str, TrainConfig] = {}
-    for algo, values in t.items():
-        if algo == "common":
+    for name, values in t.items():
+        if name == "common":
             continue
-        if algo not in ALGOS:
-            raise ParamsError(f"train.{algo}: unknown learner (learners: {', '.join(ALGOS)})")
         if not isinstance(values, dict):
-            raise ParamsError(f"train.{algo}: must be a mapping")
+            raise ParamsError(f"train.{name}: must be a mapping")
+        # a learner is named by its algorithm (train.ppo) or, for a variant, by any name with an
+        # explicit algo (train.ppo_roles: {algo: ppo, role_networks: true}): its own stage and run
+        algo = values.get("algo", name)
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise ParamsError(f"train.{name}: a learner's name is lower-case letters, digits and _")
+        if algo not in ALGOS:
+            where = f"train.{name}.algo" if "algo" in values else f"train.{name}"
+            raise ParamsError(f"{where}: unknown learner {algo!r} (learners: {', '.join(ALGOS)}; a variant "
+                              "names its algorithm with algo:)")
         try:
-            train[algo] = train_config(algo, game=game, rules=rules, **{**common, **(values or {})})
+            train[name] = train_config(algo, game=game, rules=rules,
+                                       **{**common, **{k: v for k, v in values.items() if k != "algo"}})
         except ConfigError as e:
             key = str(e).split(":", 1)
             field_name = key[0].removeprefix("train.")
-            where = f"train.{algo}" if field_name in values else "train.common"
+            where = f"train.{name}" if field_name in values else "train.common"
             raise ParamsError(f"{where}.{field_name}:{key[1]}") from None
     e = _section(raw, "evaluate")
     opponents = e.get("opponents", list(GAME_SETUP[game].baselines))
