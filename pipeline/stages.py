@@ -106,6 +106,19 @@ def _players(params: Params) -> int:
     return num_players(params.game)
 
 
+def _duel_game(params: Params) -> bool:
+    """Whether the study's game is judged by DouZero's protocol (:mod:`climbrl.evaluate.duel`): a
+    team game whose rules fix the landlord's seat. Its evaluation matches are then duels (one per
+    opponent: every deal with the learner as landlord against two copies of the opponent, and as
+    both peasants against it), ``"protocol": "duel"`` in the JSON; an auction's roles come from
+    the bids, so such rules keep the seat-rotation match (``by_role``)."""
+    from climbrl.games.registry import make_game
+
+    game = make_game(f"{params.game}:{params.rules}")
+    rules = getattr(game, "rules", None)
+    return len(game.roles) > 1 and getattr(rules, "landlord", None) is not None
+
+
 def _game_key(params: Params) -> dict[str, str]:
     """``{"game": ...}`` at the top of a stage's JSON, for a game other than Big 2 (whose files
     keep the layout they had before the second game)."""
@@ -158,6 +171,7 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     """The trained policy against a copy of each baseline in every other seat on the versioned
     evaluation deals (reports/eval, the reported result) and on the disjoint validation deals
     (reports/validation, which choose the best learner)."""
+    from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
 
     n = _players(params)
@@ -167,10 +181,18 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     check_disjoint(seeds[:params.evaluate.games // n], valid_seeds)
     policy = paths.runs / algo / "policy.pt"
 
+    duel = _duel_game(params)
+
     def play(deals: list[int], games: int, seed: int) -> list[dict[str, Any]]:
-        matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
-                             workers=params.evaluate.workers, seed=seed, seeds=deals, game=params.game)
-                   for opp in params.evaluate.opponents]
+        if duel:  # DouZero's protocol: every deal once with the learner as landlord, once as the peasants
+            matches = [team_match(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
+                                  deals=games // n, seed=seed, workers=params.evaluate.workers, seeds=deals,
+                                  per_deal=False) | {"opponents": [opp]}
+                       for opp in params.evaluate.opponents]
+        else:
+            matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
+                                 workers=params.evaluate.workers, seed=seed, seeds=deals, game=params.game)
+                       for opp in params.evaluate.opponents]
         for m in matches:
             m["agent"] = algo
         return matches
@@ -178,21 +200,29 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     matches = play(seeds, params.evaluate.games, 0)
     vs = params.seeds
     validation = {"algo": algo, **_game_key(params), "rules": params.rules, "deal_seed": vs.validation_seed,
+                  **({"protocol": "duel"} if duel else {}),
                   "matches": play(valid_seeds, n * vs.validation_deals, vs.validation_seed)}
     deep = []
     if params.evaluate.repeats > 1:
-        from climbrl.evaluate.deep import deep_evaluate
+        from climbrl.evaluate.deep import deep_duel, deep_evaluate
 
         # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
-        deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
-                              repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
-                              game=params.game)
-                for opp in params.evaluate.opponents]
+        if duel:
+            deep = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
+                              deals=params.evaluate.games // n, repeats=params.evaluate.repeats, seed=1,
+                              workers=params.evaluate.workers) | {"opponents": [opp]}
+                    for opp in params.evaluate.opponents]
+        else:
+            deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
+                                  repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
+                                  game=params.game)
+                    for opp in params.evaluate.opponents]
         for d in deep:
             d["agent"] = algo
     timing_file = paths.runs / algo / "timing.json"
     timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
-    result = {"algo": algo, **_game_key(params), "rules": params.rules, "matches": matches, "timing": timing}
+    result = {"algo": algo, **_game_key(params), "rules": params.rules, **({"protocol": "duel"} if duel else {}),
+              "matches": matches, "timing": timing}
     if deep:
         result["deep"] = deep
     path = paths.reports / "eval" / f"{algo}.json"
@@ -227,9 +257,21 @@ def baselines(params: Params, workers: int = 2) -> dict[str, Any]:
     return table
 
 
+def snapshot_file(name: str) -> str:
+    """``ppo@20`` -> ``epoch020.pt``: a learner's kept policy (``snapshots/`` of its run)."""
+    algo, _, epoch = name.partition("@")
+    if not algo or not epoch.isdigit():
+        raise ValueError(f"tournament.snapshots: {name!r} is not ALGO@EPOCH (e.g. ppo@20)")
+    return f"epoch{int(epoch):03d}.pt"
+
+
 def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     """Every trained learner and the rule agents in one balanced round-robin of the game's seats
-    (rule agents by default: those that play the game, :data:`climbrl.config.GAME_SETUP`)."""
+    (rule agents by default: those that play the game, :data:`climbrl.config.GAME_SETUP`). A game
+    judged by DouZero's protocol (:func:`_duel_game`) plays the practice guide's round robin
+    instead (:func:`climbrl.evaluate.roundrobin.round_robin`: every pair in the duel on the same
+    ``tournament.deals`` deals, pairwise WP and ADP matrices, an order-free rating), with the kept
+    policies named in ``tournament.snapshots`` (``ALGO@EPOCH``) among the participants."""
     from climbrl.config import GAME_SETUP
     from climbrl.evaluate.tournament import plot_pairwise, run_tournament
 
@@ -238,12 +280,26 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     paths = study_paths(params)
     learners = [f"{a}=checkpoint:{paths.runs / a / 'policy.pt'}" for a in params.learners()
                 if (paths.runs / a / "policy.pt").exists()]
-    res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
-                         seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
     out = paths.reports / "tournament.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=2) + "\n")
-    plot_pairwise(res, str(paths.reports / "tournament_pairwise.png"))
+    if _duel_game(params):
+        from climbrl.evaluate.roundrobin import plot_round_robin, round_robin
+
+        snapshots = [f"{s.replace('@', '-epoch')}=checkpoint:"
+                     f"{paths.runs / s.partition('@')[0] / 'snapshots' / snapshot_file(s)}"
+                     for s in t.get("snapshots", [])]
+        participants = dict(x.split("=", 1) for x in learners + snapshots) | {a: a for a in rule_agents}
+        res = round_robin(participants, game=params.game, rules=params.rules, deals=int(t.get("deals", 100)),
+                          seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)),
+                          resamples=int(t.get("resamples", 200)))
+        res["protocol"] = "round_robin"
+        out.write_text(json.dumps(res, indent=2) + "\n")
+        plot_round_robin(res, str(paths.reports / "tournament_pairwise.png"))
+    else:
+        res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
+                             seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
+        out.write_text(json.dumps(res, indent=2) + "\n")
+        plot_pairwise(res, str(paths.reports / "tournament_pairwise.png"))
     if track:
         import mlflow
 

@@ -20,7 +20,7 @@ from climbrl.config import GAME_SETUP
 from climbrl.params import ParamsError, load_params, parse_params
 from tests.study_params import study_folder, with_value
 
-ROLES = {"landlord", "peasant_down", "peasant_up"}
+DUEL_ROLES = {"landlord", "peasants", "both"}
 
 DDZ = {
     "game": "doudizhu",
@@ -32,7 +32,8 @@ DDZ = {
         "ppo": {},
     },
     "evaluate": {"games": 6, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
-    "tournament": {"deals": 1, "seed": 0, "workers": 1, "rule_agents": ["random", "greedy"]},
+    "tournament": {"deals": 1, "seed": 0, "workers": 1, "rule_agents": ["random", "greedy"], "snapshots": ["ppo@1"],
+                   "resamples": 10},
     "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
     "report": {"title": "small Dou Dizhu study"},
@@ -68,35 +69,43 @@ def ddz_dir(tmp_path, monkeypatch):
     return study_folder(tmp_path, monkeypatch, {**DDZ, "behaviour": small_window})
 
 
-def _check_match(m: dict, games: int) -> None:
-    assert m["game"] == "doudizhu" and m["rules"] == "rlcard" and m["games"] == games
-    assert len(m["opponents"]) == 2 and m["deals"] == games // 3
+def _check_duel(m: dict, deals: int, opponent: str) -> None:
+    """A duel of the learner (side A) against ``opponent`` (DouZero's protocol) on ``deals`` deals."""
+    assert m["game"] == "doudizhu" and m["rules"] == "rlcard" and m["deals"] == deals and m["games"] == 2 * deals
+    assert m["opponents"] == [opponent] and m["b"] == opponent and m["landlord_seat"] == 0
     assert "normalized_win_rate" not in m  # a team game has no chance level
-    assert set(m["by_role"]) == ROLES
-    assert all(x["games"] == games // 3 for x in m["by_role"].values())  # fixed landlord: each deal in each role
-    assert sum(x["wins"] for x in m["by_role"].values()) == m["wins"]
+    for side in ("A", "B"):
+        assert set(m[side]) == DUEL_ROLES
+        assert m[side]["landlord"]["games"] == m[side]["peasants"]["games"] == deals
+    assert m["A"]["landlord"]["wins"] + m["B"]["peasants"]["wins"] == deals  # the same games from both sides
+    assert m["paired"]["won_both"] + m["paired"]["split"] + m["paired"]["lost_both"] == deals
 
 
 def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
+    """Under a fixed landlord every match is a duel (DouZero's protocol), the tournament the
+    guide's round robin, the baseline table duels; the report shows WP and ADP by role."""
     from climbrl.cli import main
 
     p = load_params("params.yaml")
     stages.make_seeds(p)
     stages.train_learner(p, "ppo")
-    ev = stages.evaluate_learner(p, "ppo")  # tracked: a team game's matches log per role, without a chance level
-    assert ev["game"] == "doudizhu" and [m["opponents"] for m in ev["matches"]] == [["random"] * 2, ["greedy"] * 2]
-    for m in ev["matches"]:
-        _check_match(m, 6)
-    assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["pooled_games"] == 12
+    ev = stages.evaluate_learner(p, "ppo")  # tracked: a duel logs the learner's WP and ADP by role
+    assert ev["game"] == "doudizhu" and ev["protocol"] == "duel"
+    assert [m["opponents"] for m in ev["matches"]] == [["random"], ["greedy"]]
+    for m, opp in zip(ev["matches"], ("random", "greedy"), strict=True):
+        _check_duel(m, 2, opp)  # evaluate.games 6 = 2 versioned deals x 3 seats
+    assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["repeats"] == 2
+    assert ev["deep"][0]["pooled"]["deals"] == 4 and set(ev["deep"][0]["spread"]["A"]) == DUEL_ROLES
     valid = json.loads(Path("reports/validation/ppo.json").read_text())
-    assert valid["game"] == "doudizhu"
-    for m in valid["matches"]:
-        _check_match(m, 6)  # the 2 validation deals x 3 seats
+    assert valid["game"] == "doudizhu" and valid["protocol"] == "duel"
+    for m, opp in zip(valid["matches"], ("random", "greedy"), strict=True):
+        _check_duel(m, 2, opp)  # the 2 validation deals
 
     tour = stages.tournament(p)
-    assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard"
-    assert tour["participants"] == ["ppo", "random", "greedy"]
-    assert tour["games"] == 6  # one group of three, 2 cyclic orders x 3 rotations
+    assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard" and tour["protocol"] == "round_robin"
+    assert tour["participants"] == ["ppo", "ppo-epoch1", "random", "greedy"]  # tournament.snapshots: [ppo@1]
+    assert tour["games"] == 6 * 2 * 1  # every pair of 4, every deal twice (1 deal)
+    assert len(tour["win_rate"]["both"]) == 4 and Path("reports/tournament_pairwise.png").exists()
     assert json.loads(Path("reports/tournament.json").read_text()) == tour
 
     beh = stages.behaviour(p)  # Dou Dizhu's own window (evaluate.behaviour_ddz)
@@ -110,15 +119,14 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "3", "--workers", "1",
                  "--out", "reports"]) == 0
     base = json.loads(Path("reports/baselines.json").read_text())
-    assert base["game"] == "doudizhu" and "public_agent_note" not in base
-    setup = GAME_SETUP["doudizhu"]  # every rule agent of the game against each baseline
+    assert base["game"] == "doudizhu" and base["protocol"] == "duel" and "public_agent_note" not in base
+    setup = GAME_SETUP["doudizhu"]  # every rule agent of the game (and RLCard's) against each baseline (and RLCard's)
+    agents = [*setup.rule_agents, "rlcard-rule"]
     assert [(m["agent"], m["opponents"][0]) for m in base["matches"]] == [
-        (a, b) for a in setup.rule_agents for b in setup.baselines]
-    for m in base["matches"]:
-        _check_match(m, 3)
+        (a, b) for a in agents for b in [*setup.baselines, "rlcard-rule"]]
     base_md = Path("reports/baselines.md").read_text()
-    assert "two copies of the opponent, Dou Dizhu, 3 games = 1 deals x 3 seats" in base_md
-    assert "| opponents (x2) |" in base_md and "| landlord | peasant_down | peasant_up |" in base_md
+    assert "a duel on 1 deals (seed 0) of Dou Dizhu, rules `rlcard`" in base_md
+    assert "| rlcard-rule | rlcard-rule | " in base_md
 
     from climbrl.tune import run_study
 
@@ -133,39 +141,35 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert metrics["game"] == "doudizhu" and metrics["rules"] == "rlcard" and metrics["best_learner"] == "ppo"
     learner = metrics["learners"]["ppo"]
-    assert learner["games/random"] == 6 and "normalized_win_rate/random" not in learner
+    assert learner["games/random"] == 4 and "normalized_win_rate/random" not in learner
     for opp in ("random", "greedy"):
-        for role in ROLES:
+        for role in DUEL_ROLES - {"both"}:
             assert learner[f"games/{opp}/{role}"] == 2 and 0.0 <= learner[f"win_rate/{opp}/{role}"] <= 1.0
-            assert f"mean_reward/{opp}/{role}" in learner
-    assert learner["valid_games/random"] == 6
+            assert f"adp/{opp}/{role}" in learner
+    assert learner["valid_games/random"] == 4
     md = Path("reports/report.md").read_text()
     assert md.startswith("# small Dou Dizhu study\n\nGame: Dou Dizhu. Rules: `rlcard`.")
-    assert "against two copies of each baseline, 6 games (2 versioned deals x 3 seats)" in md
+    assert "DouZero's protocol: each of 2 versioned deals played twice" in md
     assert "| learner | vs 2x random | vs 2x greedy | training time | decisions/s |" in md
-    assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasant_up | " in md
-    assert "## Deep evaluation" in md and "## Model selection" in md
-    assert "three-seat games (6 games: every group of three, every deal in all 2 cyclic seat orders x 3 " \
-           "rotations)" in md
+    assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasants | " in md
+    assert "## Deep evaluation" in md and "## Model selection" in md and "## Round robin" in md
+    assert "win rate against two heuristic players" in md  # the Optuna section
+    assert "| rlcard-rule | rlcard-rule |" in md  # the baseline table's duels
     assert "## Interpretability window\n\nWhat each agent does in Dou Dizhu (rlcard)" in md
     assert "### How the peasants cooperate" in md and "![behaviour_bids](behaviour/behaviour_bids.png)" in md
     assert "### Bids by hand strength" not in md  # a fixed landlord: no auction
-    assert "win rate against two heuristic players" in md  # the Optuna section
-    assert "two copies of the opponent, Dou Dizhu" not in md and "| landlord | peasant_down |" in md  # baselines
     assert "3x" not in md and "three copies" not in md and "normalized" not in md
     assert "/ 0.25" not in md.partition("## Interpretability window")[0]  # no Big 2 chance level (the window's
     # cells are "probability / chosen")
-    assert sorted(f.name for f in Path("reports/figures").iterdir()) == [
-        "curve_greedy.png", "curve_random.png", "final_win_rates.png"]
     assert "data:image/png;base64," in Path("reports/report.html").read_text()
 
     import mlflow
 
     mlflow.set_tracking_uri("sqlite:///mlflow.db")
     runs = mlflow.search_runs(experiment_names=["ddz"])
-    assert set(runs["tags.stage"]) == {"train", "evaluate", "validate", "tournament", "behaviour", "register"}
+    assert {"train", "evaluate", "validate", "tournament", "behaviour", "register"} <= set(runs["tags.stage"])
     ev_run = runs[runs["tags.stage"] == "evaluate"].iloc[0]
-    assert "metrics.win_rate/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
+    assert "metrics.adp/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
     norm = "metrics.normalized_win_rate/random"
     assert norm not in runs.columns or runs[norm].isna().all()
     beh_run = runs[runs["tags.stage"] == "behaviour"].iloc[0]

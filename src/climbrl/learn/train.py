@@ -25,8 +25,10 @@ import numpy as np
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
 from climbrl.config import TrainConfig
+from climbrl.encoders.base import RewardTerms
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.bidding import BidRouting
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
 from climbrl.learn.registry import make_learner
@@ -46,20 +48,36 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
     return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
 
 
+def reward_terms(cfg: TrainConfig) -> RewardTerms:
+    """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
+    return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
+                       partner_win=cfg.reward_partner_win)
+
+
 def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
-              epoch: int) -> dict[str, Any]:
+              epoch: int, bids: BidRouting | None = None) -> dict[str, Any]:
+    """``bids``: where the auction decisions go (default: ``cfg.bidding``'s, without a bid model)."""
     start = time.perf_counter()
+    bids = bids or BidRouting(cfg)
     behaviour = learner.behaviour()
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
+    seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     collector = Collector(behaviour, shaping=cfg.reward_shaping)
-    states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
-    rollout = collector.build(states, card_score=cfg.card_score_reward)
+    on_step = collector if bid_collector is None else _both(collector, bid_collector)
+    states = play_games(game, seatings, seeds, seat_seeds, on_step=on_step)
+    terms = reward_terms(cfg)
+    rollout = collector.build(states, card_score=cfg.card_score_reward, terms=terms)
     play_secs = time.perf_counter() - start
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
+    if bid_collector is not None and bids.learner is not None:
+        batch = bid_collector.build(
+            states, lambda st, seat: collector.final_reward(st, seat, cfg.card_score_reward, terms))
+        stats.update({f"bid_{k}": v for k, v in bids.learner.update(batch, np.random.default_rng([es, 3])).items()})
+        stats["bid_decisions"] = batch.size
     curriculum.after_epoch(learner, cfg.games_per_epoch)
     total_decisions = sum(len(s.moves) for s in states)
     secs = time.perf_counter() - start
@@ -74,6 +92,13 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
         "mean_return": float(np.mean(rollout.rewards[rollout.dones])),
         **{f"loss/{k}": v for k, v in stats.items()},
     }
+
+
+def _both(*listeners: Callable) -> Callable:
+    def on_step(*args: Any) -> None:
+        for f in listeners:
+            f(*args)
+    return on_step
 
 
 def write_csv(history: list[dict[str, Any]], path: Path) -> None:
@@ -113,12 +138,15 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     curriculum = Curriculum(cfg, learner, game.num_players)
+    bids = BidRouting(cfg)
     history: list[dict[str, Any]] = []
     start_epoch = 0
     if resume and ckpt_path.exists():
         state = ckpt.load(ckpt_path)
         ckpt.check_resume(cfg, state, ckpt_path)
         learner.load_state_dict(state["learner"])
+        if bids.learner is not None:
+            bids.learner.load_state_dict(state["bidder"])
         curriculum.load_state_dict(state["curriculum"], learner.net)
         learner.generator.set_state(state["torch_rng"])
         history = list(state["history"])
@@ -132,11 +160,11 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch)
+        row = run_epoch(cfg, game, learner, curriculum, epoch, bids)
+        policy = {**ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), **bids.payload()}
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
-            ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder),
-                             policy_path)
+            ckpt.save_atomic(policy, policy_path)
             assert evaluator is not None
             row.update(evaluator(cfg, policy_path))
             row["eval_seconds"] = time.perf_counter() - t0
@@ -147,8 +175,9 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
             "learner": learner.state_dict(),
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
+            **({"bidder": bids.learner.state_dict()} if bids.learner is not None else {}),
         }, ckpt_path)
-        ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), policy_path)
+        ckpt.save_atomic(policy, policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:
             (out / SNAPSHOTS).mkdir(exist_ok=True)
             shutil.copyfile(policy_path, out / SNAPSHOTS / f"epoch{epoch + 1:03d}.pt")
