@@ -15,9 +15,10 @@ The game is ``params.game`` (``game:`` in params.yaml, default big2) under ``par
 match, deep evaluation, tournament and training plays it, with its number of seats. The JSON of a
 Big 2 run is as it always was; another game's evaluation files also name the game at the top
 (``"game": "doudizhu"``; every match summary names it in any case, and a team game's holds its
-per-role results, ``by_role``). The interpretability window reads Big 2 games only: for another
-game the behaviour stage still writes ``reports/behaviour/behaviour.json`` (DVC expects the
-stage's output), saying that the window is not available for that game, and the report says so.
+per-role results, ``by_role``). The interpretability window is the game's own
+(:mod:`climbrl.evaluate.windows`: Big 2 and Dou Dizhu); for a game without one the behaviour
+stage still writes ``reports/behaviour/behaviour.json`` (DVC expects the stage's output), saying
+that the window is not available for that game, and the report says so.
 """
 
 from __future__ import annotations
@@ -319,21 +320,24 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     """The interpretability window: every learner's final policy and kept snapshots, and the
     reference rule agents, recorded over evaluation games on the versioned deals.
 
-    The window reads Big 2 games only (:data:`climbrl.evaluate.behaviour.GAMES`). For another game
-    the stage does not fail, and does not skip its output (DVC would then report the stage's
-    ``reports/behaviour`` missing and the report stage could not run): it writes
+    The window is the game's (:mod:`climbrl.evaluate.windows`: Big 2's and Dou Dizhu's; a Dou
+    Dizhu result names its game and rules at the top, Big 2's JSON is as it always was). For a game
+    without one the stage does not fail, and does not skip its output (DVC would then report the
+    stage's ``reports/behaviour`` missing and the report stage could not run): it writes
     ``behaviour.json`` saying that the window is not available for that game (``available:
     false``, a ``note``, no agents), which the report shows in place of the window."""
-    from climbrl.evaluate.behaviour import GAMES, plot_behaviour, record_behaviour
+    from climbrl.evaluate.windows import GAMES, window
 
     if params.game not in GAMES:
         return _behaviour_unavailable(params, track)
+    win = window(params.game)
     b = params.behaviour
     paths = study_paths(params)
     seeds = load_seeds(paths.seeds)
 
     def record(spec: str) -> dict[str, Any]:
-        return record_behaviour(spec, b.opponents, rules=params.rules, games=b.games, workers=b.workers, seeds=seeds)
+        return win.record(spec, b.opponents, rules=params.rules, games=b.games, workers=b.workers, seeds=seeds,
+                          game=params.game)
 
     agents: dict[str, Any] = {}
     checkpoints: dict[str, list[dict[str, Any]]] = {}
@@ -354,10 +358,14 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
         agents[spec] = record(spec)
     data = {"games_per_opponent": b.games, "opponents": list(b.opponents), "agents": agents,
             "checkpoints": checkpoints}
+    if params.game != "big2":
+        data = {"game": params.game, "rules": params.rules, **data}
     out = paths.reports / "behaviour"
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):  # figures of an earlier game's run would otherwise pass for this one's
+        old.unlink()
     (out / "behaviour.json").write_text(json.dumps(data, indent=2) + "\n")
-    figures = plot_behaviour(data, str(out))
+    figures = win.plot(data, str(out))
     if track:
         import mlflow
 
@@ -366,7 +374,8 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         with mlflow.start_run(run_name="behaviour"):
             for name, s in agents.items():
-                mlflow.log_metric(f"pass_when_can_beat/{name}", s["pass_rate_when_can_beat"] or 0.0)
+                for metric, value in win.headline(s).items():
+                    mlflow.log_metric(f"{metric}/{name}", value)
             mlflow.set_tags({"stage": "behaviour", "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out / "behaviour.json"))
             for f in figures:
@@ -375,9 +384,9 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
 
 
 def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
-    """The behaviour stage's output for a game the window cannot read yet."""
+    """The behaviour stage's output for a game without a window."""
     from climbrl.config import GAME_SETUP
-    from climbrl.evaluate.behaviour import GAMES
+    from climbrl.evaluate.windows import GAMES
 
     data = {"game": params.game, "rules": params.rules, "available": False,
             "note": f"The interpretability window is not available for {GAME_SETUP[params.game].title} yet: it "

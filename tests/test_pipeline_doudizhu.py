@@ -1,7 +1,8 @@
 """The pipeline plays the game of params.yaml: Dou Dizhu's stages end to end at a tiny budget.
 
 ``game: doudizhu`` (RLCard's rules: seat 0 is the landlord, so every deal is played once in each
-role): seeds, training, evaluation (with deep evaluation), tournament, behaviour, the baseline
+role): seeds, training, evaluation (with deep evaluation), tournament, behaviour (Dou Dizhu's own
+interpretability window), the baseline
 table, the Optuna objective and the report, each on three seats, with the game named in the
 outputs and a team game's per-role results (``by_role``) carried through to metrics.json and the
 report. Big 2's outputs are unchanged by the same code (tests/test_pipeline.py).
@@ -64,7 +65,8 @@ def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
 
 @pytest.fixture()
 def ddz_dir(tmp_path, monkeypatch):
-    return study_folder(tmp_path, monkeypatch, DDZ)
+    small_window = {"games": 6, "opponents": ["random"], "reference_agents": ["greedy"], "workers": 1}
+    return study_folder(tmp_path, monkeypatch, {**DDZ, "behaviour": small_window})
 
 
 def _check_duel(m: dict, deals: int, opponent: str) -> None:
@@ -106,8 +108,13 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert len(tour["win_rate"]["both"]) == 4 and Path("reports/tournament_pairwise.png").exists()
     assert json.loads(Path("reports/tournament.json").read_text()) == tour
 
-    beh = stages.behaviour(p)
+    beh = stages.behaviour(p)  # Dou Dizhu's own window (evaluate.behaviour_ddz)
     assert json.loads(Path("reports/behaviour/behaviour.json").read_text()) == beh
+    assert beh["game"] == "doudizhu" and beh["rules"] == "rlcard" and "available" not in beh
+    assert list(beh["agents"]) == ["ppo", "greedy"] and [c["epoch"] for c in beh["checkpoints"]["ppo"]] == [1, 2]
+    assert all(a["games"] == 6 and a["auction"] is False for a in beh["agents"].values())
+    assert sorted(f.name for f in Path("reports/behaviour").glob("*.png")) == [
+        "behaviour_bids.png", "behaviour_bombs_cooperation.png", "behaviour_checkpoints.png"]
 
     assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "3", "--workers", "1",
                  "--out", "reports"]) == 0
@@ -148,7 +155,12 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert "## Deep evaluation" in md and "## Model selection" in md and "## Round robin" in md
     assert "win rate against two heuristic players" in md  # the Optuna section
     assert "| rlcard-rule | rlcard-rule |" in md  # the baseline table's duels
-    assert "3x" not in md and "three copies" not in md and "/ 0.25" not in md and "normalized" not in md
+    assert "## Interpretability window\n\nWhat each agent does in Dou Dizhu (rlcard)" in md
+    assert "### How the peasants cooperate" in md and "![behaviour_bids](behaviour/behaviour_bids.png)" in md
+    assert "### Bids by hand strength" not in md  # a fixed landlord: no auction
+    assert "3x" not in md and "three copies" not in md and "normalized" not in md
+    assert "/ 0.25" not in md.partition("## Interpretability window")[0]  # no Big 2 chance level (the window's
+    # cells are "probability / chosen")
     assert "data:image/png;base64," in Path("reports/report.html").read_text()
 
     import mlflow
@@ -160,6 +172,8 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert "metrics.adp/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
     norm = "metrics.normalized_win_rate/random"
     assert norm not in runs.columns or runs[norm].isna().all()
+    beh_run = runs[runs["tags.stage"] == "behaviour"].iloc[0]
+    assert 0.0 <= beh_run["metrics.pass_on_partner/ppo"] <= 1.0 and "metrics.bombs_played_share/greedy" in runs.columns
     from climbrl.track import load_registered_policy
 
     assert load_registered_policy("ddz-best", alias="best").net is not None

@@ -188,16 +188,23 @@ def cmd_roundrobin(args: argparse.Namespace) -> None:
 
 
 def cmd_behaviour(args: argparse.Namespace) -> None:
-    from climbrl.evaluate.behaviour import behaviour_markdown, record_behaviour
+    from climbrl.config import GAME_SETUP
+    from climbrl.evaluate.windows import window
 
-    opponents = _names(args.opponents)
+    default_opponents = "random,greedy,heuristic" if args.game == "big2" else ",".join(GAME_SETUP[args.game].baselines)
+    opponents = _names(args.opponents if args.opponents is not None else default_opponents)
     if not opponents:
         raise CliError("--opponents must name at least one agent")
-    res = record_behaviour(args.agent, opponents, rules=_default_rules(args.rules, [args.agent, *opponents]),
-                           games=args.games, seed=args.seed, workers=args.workers)
-    data = {"games_per_opponent": args.games, "opponents": opponents, "agents": {args.agent: res},
+    games = args.games if args.games is not None else 400 if args.game == "big2" else 300
+    rules = _default_rules(args.rules, [args.agent, *opponents], args.game)
+    win = window(args.game)
+    res = win.record(args.agent, opponents, rules=rules, games=games, seed=args.seed, workers=args.workers,
+                     game=args.game)
+    data = {"games_per_opponent": games, "opponents": opponents, "agents": {args.agent: res},
             "deals": f"deals from seed {args.seed}"}
-    _write_json(res, args.out, args.json, "\n".join(behaviour_markdown(data)))
+    if args.game != "big2":
+        data.update(game=args.game, rules=rules)
+    _write_json(res, args.out, args.json, "\n".join(win.markdown(data)))
 
 
 def cmd_seeds(args: argparse.Namespace) -> None:
@@ -413,13 +420,17 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(func=cmd_roundrobin)
 
-    bh = sub.add_parser("behaviour", help="the interpretability window for one agent (leads, passes, 2s, ...)")
+    bh = sub.add_parser("behaviour", help="the interpretability window for one agent (Big 2: leads, passes, 2s; "
+                        "Dou Dizhu: bids, bombs, cooperation)")
     bh.add_argument("--agent", required=True, help=f"agent ({agents})")
-    bh.add_argument("--opponents", default="random,greedy,heuristic",
-                    help="comma-separated; the agent plays --games games against three copies of each")
+    bh.add_argument("--game", default="big2", choices=("big2", "doudizhu"), help="the game (default big2)")
+    bh.add_argument("--opponents", default=None,
+                    help="comma-separated; the agent plays --games games against a copy of each in every other seat "
+                    "(default: Big 2 random,greedy,heuristic; Dou Dizhu its baselines)")
     bh.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
-                    "charlesworth when the public agent plays")
-    bh.add_argument("--games", type=int, default=400, help="games per opponent, a multiple of 4 (default 400)")
+                    "charlesworth when the public agent plays; Dou Dizhu: standard")
+    bh.add_argument("--games", type=int, default=None,
+                    help="games per opponent, a multiple of the seats (default Big 2 400, Dou Dizhu 300)")
     bh.add_argument("--seed", type=int, default=0)
     bh.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     bh.add_argument("--json", action="store_true")

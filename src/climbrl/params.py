@@ -111,8 +111,8 @@ class AblationParams:
 @dataclass(frozen=True)
 class BehaviourParams:
     """The interpretability window: recorded evaluation games of every learner, its kept
-    snapshots and the reference rule agents (Big 2 only for now: for another game the behaviour
-    stage writes a note that the window is not available, see :func:`pipeline.stages.behaviour`).
+    snapshots and the reference rule agents (each game's own window, :mod:`climbrl.evaluate.windows`;
+    see :func:`pipeline.stages.behaviour`).
     Defaults: the game's baselines, 100 deals x every seat."""
 
     games: int

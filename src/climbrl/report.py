@@ -281,9 +281,9 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     md += _ablation_lines(reports, figure_paths)
     beh = reports / "behaviour" / "behaviour.json"
     if beh.exists():
-        from climbrl.evaluate.behaviour import behaviour_markdown
+        from climbrl.evaluate.windows import window_markdown
 
-        md += behaviour_markdown(json.loads(beh.read_text()))
+        md += window_markdown(json.loads(beh.read_text()))
         for png in sorted((reports / "behaviour").glob("*.png")):
             figure_paths.append(png)
             md += [f"![{png.stem}](behaviour/{png.name})", ""]

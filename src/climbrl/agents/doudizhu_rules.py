@@ -344,6 +344,17 @@ class DdzHeuristicAgent(_DdzAgent):
         return min(range(len(d.moves)), key=key)
 
 
+def sure_win_moves(decision: Decision) -> list[int]:
+    """Indices of the legal plays of a follow decision that win for sure by the heuristic's rule
+    4a (unbeatable, and the hand left needs at most one play beyond its unbeatable groups). The
+    interpretability window uses it to tell a peasant's winning top of its partner's play from
+    one that gives the partner's trick away."""
+    v = _View(decision)
+    after, _ = evaluate_moves(v.hand, decision.moves, v.table.counts)
+    agent = DdzHeuristicAgent()
+    return [i for i, m in enumerate(decision.moves) if m and agent._sure_win(v, i, int(after[i]))]
+
+
 # --- the two styles ------------------------------------------------------------------------------
 class DdzStyleAgent(_DdzAgent):
     """``aggressive`` or ``conservative`` (module docstring)."""
@@ -400,4 +411,4 @@ class DdzStyleAgent(_DdzAgent):
         return 0
 
 
-__all__ = ["DdzHeuristicAgent", "DdzStyleAgent", "hand_strength", "bid_action", "THRESHOLDS"]
+__all__ = ["DdzHeuristicAgent", "DdzStyleAgent", "hand_strength", "bid_action", "sure_win_moves", "THRESHOLDS"]

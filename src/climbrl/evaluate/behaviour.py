@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
-from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import PASS, SINGLE, TYPE_NAMES
 
 NUM_SEATS = 4
@@ -233,25 +232,52 @@ class Behaviour:
         }
 
 
-def _record_chunk(args: tuple) -> Behaviour:
+def play_recorded(task: tuple, on_decision: Callable[[Decision, int, np.ndarray], None]) -> tuple[Any, list[Any]]:
+    """Play one chunk task of :func:`climbrl.evaluate.match.match_tasks` (``(agent, opponents,
+    game:rules, seed, first_deal, deal_seeds)``) and hand every decision of the evaluated agent's
+    seat to ``on_decision(decision, pick, probabilities)`` (:func:`move_probabilities`), in the
+    runner's order. Returns the game and the finished states (game ``i`` has the agent in seat
+    ``i % players``, deal ``task[5][i // players]``). Every game's window records through it."""
     from climbrl.agents.runner import play_games
     from climbrl.evaluate.match import duplicate_seatings
+    from climbrl.games.registry import make_game
 
-    agent_spec, opponent_specs, name, seed, first_deal, seeds = args
-    game = Big2Game(name.partition(":")[2])
+    agent_spec, opponent_specs, name, seed, first_deal, seeds = task
+    game = make_game(name)
     agent, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponent_specs, seed, first_deal,
-                                                                    seeds, name, NUM_SEATS)
-    stats = Behaviour()
+                                                                    seeds, name, game.num_players)
 
     def on_step(who: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
         if who is agent:
             for d, k, p in zip(decisions, picks, move_probabilities(agent, decisions, picks), strict=True):
-                stats.add(d, k, p)
+                on_decision(d, k, p)
 
-    states = play_games(game, seatings, deal_list, seat_seed_list, on_step=on_step)
+    return game, play_games(game, seatings, deal_list, seat_seed_list, on_step=on_step)
+
+
+def record_tasks(chunk: Callable[[tuple], Any], agent: str, opponents: Sequence[str], rules: str, games: int,
+                 seed: int, workers: int, seeds: Sequence[int] | None, game: str) -> Any:
+    """The chunks of ``games`` evaluation games against copies of each opponent (one in every
+    other seat) recorded by ``chunk`` (a picklable function of a task), merged in deal order: the
+    same total for any number of workers. ``chunk`` returns an object with ``merge``."""
+    from climbrl.evaluate.match import game_name, map_tasks, match_tasks
+    from climbrl.games.registry import make_game
+
+    others = make_game(game_name(game, rules)).num_players - 1
+    tasks = match_tasks(agent, [(opp,) * others for opp in opponents], rules, games, seed, seeds, game)
+    parts = map_tasks(chunk, tasks, workers)
+    total = parts[0]
+    for p in parts[1:]:
+        total.merge(p)
+    return total
+
+
+def _record_chunk(args: tuple) -> Behaviour:
+    stats = Behaviour()
+    game, states = play_recorded(args, stats.add)
     for i, st in enumerate(states):
         seat = i % NUM_SEATS
-        dealt = game.new_game(seed=deal_list[i]).observation(seat).hand
+        dealt = game.new_game(seed=args[5][i // NUM_SEATS]).observation(seat).hand
         stats.add_game(dealt, st.observation(seat).hand, st.winner == seat)
     return stats
 
@@ -260,15 +286,9 @@ def record_behaviour(agent: str, opponents: Sequence[str], rules: str = "paper",
                      workers: int = 1, seeds: Sequence[int] | None = None, game: str = "big2") -> dict[str, Any]:
     """Play ``games`` evaluation games of ``agent`` against each opponent in ``opponents`` (three
     copies each) and summarize its decisions over all of them (Big 2 only: see the module)."""
-    from climbrl.evaluate.match import map_tasks, match_tasks
-
     if game.partition(":")[0] not in GAMES:
         raise ValueError(f"the interpretability window reads Big 2 games; {game} has none yet")
-    tasks = match_tasks(agent, [(opp,) * 3 for opp in opponents], rules, games, seed, seeds)
-    parts = map_tasks(_record_chunk, tasks, workers)
-    total = Behaviour()
-    for p in parts:
-        total.merge(p)
+    total = record_tasks(_record_chunk, agent, opponents, rules, games, seed, workers, seeds, game)
     return {"agent": agent, "opponents": list(opponents), "games_per_opponent": games, **total.summary()}
 
 
@@ -281,7 +301,7 @@ def _lead_groups(s: dict[str, Any]) -> dict[str, float]:
     return {g: sum(shares.get(k) or 0.0 for k in keys) for g, keys in LEAD_GROUPS}
 
 
-def _f(v: float | None, digits: int = 2) -> str:
+def fmt(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
@@ -301,7 +321,7 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
              "|---|---|" + "---|" * len(LEAD_GROUPS)]
     for name, s in agents.items():
         g = _lead_groups(s)
-        lines.append(f"| {name} | {s['leads']} | " + " | ".join(_f(g[k]) for k, _ in LEAD_GROUPS) + " |")
+        lines.append(f"| {name} | {s['leads']} | " + " | ".join(fmt(g[k]) for k, _ in LEAD_GROUPS) + " |")
     lines += ["", "### Passing and the endgame", "",
               "Pass rate when some play beats the table (overall and by the agent's hand size); how often it goes "
               "out when a legal play empties its hand; with 3 cards or fewer, the share of its decisions that "
@@ -311,9 +331,9 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
     for name, s in agents.items():
         by = s["pass_rate_when_can_beat_by_hand"]
         end = s["endgame_share_by_cards"]
-        lines.append(f"| {name} | {_f(s['pass_rate_when_can_beat'])} ({s['can_beat']}) | {_f(by['13-8'])} | "
-                     f"{_f(by['7-4'])} | {_f(by['3-1'])} | {_f(s['go_out_rate'])} ({s['could_go_out']}) | "
-                     + " / ".join(_f(end.get(str(k))) for k in range(4)) + " |")
+        lines.append(f"| {name} | {fmt(s['pass_rate_when_can_beat'])} ({s['can_beat']}) | {fmt(by['13-8'])} | "
+                     f"{fmt(by['7-4'])} | {fmt(by['3-1'])} | {fmt(s['go_out_rate'])} ({s['could_go_out']}) | "
+                     + " / ".join(fmt(end.get(str(k))) for k in range(4)) + " |")
     lines += ["", "### When the 2s go", "",
               "Of the 2s it played: the share played with 13-8, 7-4 and 3-1 cards in hand, the mean hand size, the "
               "share played alone (as a single) and on a lead; and the share of dealt 2s still in hand at the end.",
@@ -321,9 +341,9 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
               "|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in agents.items():
         by = s["twos_share_by_hand"]
-        lines.append(f"| {name} | {s['twos_dealt']} | {s['twos_played']} | {_f(by['13-8'])} | {_f(by['7-4'])} | "
-                     f"{_f(by['3-1'])} | {_f(s['twos_mean_hand_size'], 1)} | {_f(s['twos_share_as_single'])} | "
-                     f"{_f(s['twos_share_leading'])} | {_f(s['twos_held_at_end_share'])} |")
+        lines.append(f"| {name} | {s['twos_dealt']} | {s['twos_played']} | {fmt(by['13-8'])} | {fmt(by['7-4'])} | "
+                     f"{fmt(by['3-1'])} | {fmt(s['twos_mean_hand_size'], 1)} | {fmt(s['twos_share_as_single'])} | "
+                     f"{fmt(s['twos_share_leading'])} | {fmt(s['twos_held_at_end_share'])} |")
     lines += ["", "### Named situations", "",
               "Mean probability the agent puts on a class of moves in a situation, then how often its chosen move "
               "was in the class, and n (decisions in the situation). PPO's probabilities are its policy (the "
@@ -332,7 +352,7 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
     lines += [f"- `{name}`: {desc}" for name, (desc, _, _) in SITUATIONS.items()]
     lines += ["", "| agent | " + " | ".join(f"`{n}`" for n in SITUATIONS) + " |", "|---|" + "---|" * len(SITUATIONS)]
     for name, s in agents.items():
-        cells = [f"{_f(v['mean_probability'])} / {_f(v['chosen'])} ({v['n']})" for v in s["situations"].values()]
+        cells = [f"{fmt(v['mean_probability'])} / {fmt(v['chosen'])} ({v['n']})" for v in s["situations"].values()]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     checkpoints: dict[str, list[dict[str, Any]]] = data.get("checkpoints", {})
     if checkpoints:
@@ -346,10 +366,10 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
                 g = _lead_groups(p)
                 sit = p["situations"]
                 lines.append(
-                    f"| {algo} | {p['epoch']} | {_f(p['win_rate'], 3)} | {_f(g['single'])} | "
-                    f"{_f(g['5 cards'] + g['6+ cards'])} | {_f(p['pass_rate_when_can_beat'])} | "
-                    f"{_f(p['twos_mean_hand_size'], 1)} | {_f(sit['early_lead_five_plus']['mean_probability'])} | "
-                    f"{_f(sit['pass_opponent_on_one']['mean_probability'])} |")
+                    f"| {algo} | {p['epoch']} | {fmt(p['win_rate'], 3)} | {fmt(g['single'])} | "
+                    f"{fmt(g['5 cards'] + g['6+ cards'])} | {fmt(p['pass_rate_when_can_beat'])} | "
+                    f"{fmt(p['twos_mean_hand_size'], 1)} | {fmt(sit['early_lead_five_plus']['mean_probability'])} | "
+                    f"{fmt(sit['pass_opponent_on_one']['mean_probability'])} |")
     return lines + [""]
 
 
