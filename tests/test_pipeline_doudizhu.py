@@ -192,3 +192,25 @@ def test_the_regression_gate_and_the_ablations_stay_big2(ddz_dir) -> None:
     with pytest.raises(ValueError, match="the ablations are Big 2's"):
         ablation_configs("entropy", load_params("params.yaml"))
     assert ablation_main(["entropy", "--params", "params.yaml"]) == 2
+
+
+def test_the_main_report_summarizes_a_study_beside_it(tmp_path) -> None:
+    """The Big 2 report's section on the Dou Dizhu study comes from that study's metrics.json, and
+    the main metrics.json holds its headline numbers; a study not run yet is said to be so."""
+    from climbrl.report import _study_summary_lines
+
+    folder = tmp_path / "doudizhu"
+    metrics: dict = {}
+    assert "Not run yet (`dvc repro report@doudizhu`)." in _study_summary_lines("doudizhu", folder, metrics)
+    folder.mkdir()
+    target = {r: {"win_rate": 0.7, "win_rate_low": 0.65, "reference": 0.546, "met": True}
+              for r in ("landlord", "peasants")}
+    (folder / "metrics.json").write_text(json.dumps({
+        "game": "doudizhu", "rules": "douzero", "best_learner": "mcq", "rlcard_target": target,
+        "learners": {"mcq": {"win_rate/rlcard-rule/landlord": 0.7, "win_rate_low/rlcard-rule/landlord": 0.65,
+                             "win_rate_high/rlcard-rule/landlord": 0.75, "adp/rlcard-rule/landlord": 0.9}}}))
+    md = "\n".join(_study_summary_lines("doudizhu", folder, metrics))
+    assert "Best learner (chosen on its validation deals): **mcq**" in md
+    assert "| rlcard-rule | landlord | 0.700 [0.650, 0.750] | +0.900 |" in md
+    assert "landlord 0.700 (lower bound 0.650 vs 0.546: met)" in md
+    assert metrics["doudizhu"]["best_learner"] == "mcq" and metrics["doudizhu"]["rlcard_target"] == target

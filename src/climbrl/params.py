@@ -14,6 +14,7 @@ the one string that the pipeline passes from stage to stage (and to Dask workers
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,8 @@ class Params:
     game: str = "big2"
     study: str = ""
     """The study's name under ``studies:`` ("" for the main study at the top level)."""
+    studies: tuple[str, ...] = ()
+    """The main study's: the names of the studies beside it (its report summarizes them)."""
 
     def learners(self) -> list[str]:
         return list(self.train)
@@ -156,7 +159,8 @@ def parse_params(raw: dict[str, Any], study: str = "") -> Params:
             raise ParamsError(f"{key}: unknown section (sections: {', '.join(SECTIONS)})")
     if study:
         return _parse_study(raw, study)
-    return _parse({k: v for k, v in raw.items() if k != "studies"})
+    main = _parse({k: v for k, v in raw.items() if k != "studies"})
+    return dataclasses.replace(main, studies=tuple(study_names(raw)))
 
 
 def _parse(raw: dict[str, Any], study: str = "") -> Params:

@@ -288,6 +288,8 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
             figure_paths.append(png)
             md += [f"![{png.stem}](behaviour/{png.name})", ""]
     md += optuna_lines
+    for study in params.studies:
+        md += _study_summary_lines(study, reports / study, metrics)
     (reports / "report.md").write_text("\n".join(md))
     (reports / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     (reports / "report.html").write_text(_html("\n".join(md), figure_paths, params))
@@ -486,6 +488,39 @@ def _rlcard_target_lines(finals: dict[str, dict[str, dict[str, Any]]], reports: 
                      f"{x['adp']:+.3f} [{x['adp_low']:+.3f}, {x['adp_high']:+.3f}] | {RLCARD_README[role]:.3f} | "
                      f"{here_cell} | {'yes' if met else 'no'} |")
     metrics["rlcard_target"] = {"learner": best, **target}
+    return lines + [""]
+
+
+def _study_summary_lines(study: str, folder: Path, metrics: dict[str, Any]) -> list[str]:
+    """The main report's summary of a study beside it (its own report is ``folder/report.md``):
+    its best learner against each baseline by role, and the target against RLCard's rule agent;
+    ``metrics[study]`` holds the same headline numbers."""
+    path = folder / "metrics.json"
+    if not path.exists():
+        return [f"## Study `{study}`", "", f"Not run yet (`dvc repro report@{study}`).", ""]
+    sm = json.loads(path.read_text())
+    best = sm.get("best_learner")
+    learner = sm.get("learners", {}).get(best, {})
+    title = sm.get("game", study)
+    lines = [f"## The {title} study", "",
+             f"Its own report: [`{folder.as_posix()}/report.md`]({folder.name}/report.md). Best learner (chosen on its "
+             f"validation deals): **{best}**. On its evaluation deals, by role (WP with its 95% interval; ADP):", "",
+             "| baseline | role | WP | ADP |", "|---|---|---|---|"]
+    head: dict[str, Any] = {"best_learner": best, "rules": sm.get("rules")}
+    for key in sorted(k for k in learner if k.startswith("win_rate/") and k.count("/") == 2):
+        _, opp, role = key.split("/")
+        lo, hi = learner.get(f"win_rate_low/{opp}/{role}"), learner.get(f"win_rate_high/{opp}/{role}")
+        adp = learner.get(f"adp/{opp}/{role}", learner.get(f"mean_reward/{opp}/{role}"))
+        lines.append(f"| {opp} | {role} | {learner[key]:.3f} [{lo:.3f}, {hi:.3f}] | {adp:+.3f} |")
+        head[f"win_rate/{opp}/{role}"], head[f"win_rate_low/{opp}/{role}"] = learner[key], lo
+        head[f"adp/{opp}/{role}"] = adp
+    if "rlcard_target" in sm:
+        t = sm["rlcard_target"]
+        head["rlcard_target"] = t
+        lines += ["", "Against RLCard's rule agent (target: lower bound above rule-vs-rule's WP): " + "; ".join(
+            f"{r} {t[r]['win_rate']:.3f} (lower bound {t[r]['win_rate_low']:.3f} vs {t[r]['reference']:.3f}: "
+            f"{'met' if t[r]['met'] else 'not met'})" for r in DUEL_ROLES)]
+    metrics[study] = head
     return lines + [""]
 
 
