@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from climbrl.config import TrainConfig
+from climbrl.config import TrainConfig, resolve_device
 from climbrl.encoders import Encoder, make_encoder
 from climbrl.learn.network import ActionInNet, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
@@ -33,11 +33,18 @@ class Learner:
         # takes it too): torch.manual_seed would reseed the whole process's stream, which other
         # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.
         self.generator = torch.Generator().manual_seed(cfg.seed)
+        # Drawn on the CPU from the generator, then moved: the same initial weights on any device.
+        self.device = resolve_device(cfg.device)
         self.net = ActionInNet(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
-                               value_head=self.value_head, dueling=self.dueling, generator=self.generator)
+                               value_head=self.value_head, dueling=self.dueling,
+                               generator=self.generator).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0
+
+    def t(self, x: np.ndarray) -> torch.Tensor:
+        """``x`` as a tensor on the learner's device (on the CPU: the array's own memory)."""
+        return t(x).to(self.device)
 
     # --- acting ----------------------------------------------------------------------------------
     def epsilon(self) -> float:
@@ -68,8 +75,7 @@ class Learner:
         size = self.cfg.minibatch_decisions
         return [order[i:i + size] for i in range(0, n, size)]
 
-    @staticmethod
-    def select(ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def select(self, ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """States, all legal move rows, segment ids and chosen-row positions of decisions ``idx``."""
         counts = ro.offsets[idx + 1] - ro.offsets[idx]
         rows = np.concatenate([np.arange(ro.offsets[i], ro.offsets[i + 1]) for i in idx])
@@ -77,14 +83,14 @@ class Learner:
         starts = np.zeros(len(idx), dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
         chosen = starts + ro.picks[idx]
-        return t(ro.states[idx]), t(ro.moves[rows]), t(seg), t(chosen)
+        return self.t(ro.states[idx]), self.t(ro.moves[rows]), self.t(seg), self.t(chosen)
 
     def log_probs(self, ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(log-prob of the chosen move, entropy, states) under the current network."""
         states, moves, seg, chosen = self.select(ro, idx)
         logp_all = segment_log_softmax(self.net(states, moves, seg), seg, len(idx))
         p = torch.exp(logp_all)
-        entropy = -torch.zeros(len(idx)).index_add_(0, seg, p * logp_all)
+        entropy = -torch.zeros(len(idx), device=self.device).index_add_(0, seg, p * logp_all)
         return logp_all[chosen], entropy, states
 
     def chosen_q(self, ro: Rollout, idx: np.ndarray, net: torch.nn.Module | None = None) -> torch.Tensor:
@@ -95,8 +101,8 @@ class Learner:
             states, moves, seg, chosen = self.select(ro, idx)
             return net(states, moves, seg)[chosen]
         rows = ro.chosen_rows()[idx]
-        seg = torch.arange(len(idx))
-        return net(t(ro.states[idx]), t(ro.moves[rows]), seg)
+        seg = torch.arange(len(idx), device=self.device)
+        return net(self.t(ro.states[idx]), self.t(ro.moves[rows]), seg)
 
     # --- checkpoints -----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -126,7 +132,7 @@ class OnPolicyValueLearner(Learner):
         for _ in range(self.cfg.update_epochs):
             for idx in self.minibatches(ro.size, rng):
                 q = self.chosen_q(ro, idx)
-                loss = torch.mean((q - t(target[idx])) ** 2)
+                loss = torch.mean((q - self.t(target[idx])) ** 2)
                 self._step(loss)
                 losses.append(float(loss.detach()))
         return {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}

@@ -7,7 +7,9 @@ duplicate-deal match against each evaluation opponent on a fixed deal set; it li
 in :mod:`climbrl.training`, since matches belong to ``evaluate``, which imports this layer).
 After every epoch the checkpoint (learner, curriculum, history) is written atomically and the
 per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
-would have produced: every random choice is derived from (seed, epoch, game, seat). Every
+would have produced: every random choice is derived from (seed, epoch, game, seat). With
+``actors > 1`` the games are played in worker processes (:mod:`climbrl.learn.actors`); with
+``device`` the learner's updates and its policy's forward passes run on a GPU. Every
 ``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
 interpretability window follows an agent across them).
 """
@@ -23,14 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from climbrl.agents.runner import deal_seeds, play_games, seat_seed
+from climbrl.agents.runner import deal_seeds, seat_seed
 from climbrl.config import TrainConfig
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.actors import ActorPool
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
 from climbrl.learn.registry import make_learner
-from climbrl.learn.rollout import Collector
+from climbrl.learn.rollout import collect
 from climbrl.threads import single_thread
 
 CHECKPOINT = "checkpoint.pt"
@@ -47,21 +50,24 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
 
 
 def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
-              epoch: int) -> dict[str, Any]:
+              epoch: int, actors: ActorPool | None = None) -> dict[str, Any]:
+    """One epoch: play (here, or on ``actors``), update, advance the curriculum; its CSV row."""
     start = time.perf_counter()
     behaviour = learner.behaviour()
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
-    collector = Collector(behaviour, shaping=cfg.reward_shaping)
-    states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
-    rollout = collector.build(states, card_score=cfg.card_score_reward)
+    if actors is None:
+        rollout, total_decisions = collect(game, seatings, seeds, seat_seeds, behaviour,
+                                           cfg.reward_shaping, cfg.card_score_reward)
+    else:
+        rollout, total_decisions = actors.collect(seatings, seeds, seat_seeds, behaviour,
+                                                  cfg.reward_shaping, cfg.card_score_reward)
     play_secs = time.perf_counter() - start
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
     curriculum.after_epoch(learner, cfg.games_per_epoch)
-    total_decisions = sum(len(s.moves) for s in states)
     secs = time.perf_counter() - start
     return {
         "epoch": epoch + 1,
@@ -109,7 +115,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
 def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
            on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
-    ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
+    ckpt_path = out / CHECKPOINT
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     curriculum = Curriculum(cfg, learner, game.num_players)
@@ -125,6 +131,19 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         start_epoch = int(state["epoch"])
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
+    actors = ActorPool(cfg.actors, cfg.game_name, str(learner.device)) if cfg.actors > 1 else None
+    try:
+        return _epochs(cfg, out, game, learner, curriculum, history, start_epoch, actors, progress, on_epoch,
+                       evaluator)
+    finally:
+        if actors is not None:
+            actors.close()
+
+
+def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum,
+            history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, progress: bool,
+            on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
+    ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
     started = time.perf_counter()
     bar = None
     if progress:
@@ -132,7 +151,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch)
+        row = run_epoch(cfg, game, learner, curriculum, epoch, actors)
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
             ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder),
