@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.runner import deal_seeds, seat_seed
-from climbrl.config import TrainConfig
+from climbrl.config import TrainConfig, resolve_device
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.actors import ActorPool
@@ -105,6 +105,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
     Runs on one intra-op thread (:func:`climbrl.threads.single_thread`: a product's float sums
     depend on how many threads split it, so the numbers would otherwise depend on the machine's
     core count); the caller's thread count is restored afterwards."""
+    resolve_device(cfg.device)  # cuda without a GPU: a clear error before any file is written
     if cfg.eval_every and evaluator is None:
         raise ValueError("this config evaluates every eval_every epochs: pass an evaluator "
                          "(climbrl.training.train evaluates with duplicate-deal matches)")
