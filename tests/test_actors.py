@@ -162,3 +162,17 @@ def test_checkpoints_hold_cpu_tensors_whatever_the_device(tmp_path) -> None:
     ckpt.save_atomic({"format": ckpt.FORMAT, "version": ckpt.VERSION, "learner": state}, tmp_path / "c.pt")
     loaded = torch.load(tmp_path / "c.pt", weights_only=True)  # no map_location needed
     assert all(v.device.type == "cpu" for v in loaded["learner"]["net"].values())
+
+
+def test_cli_train_takes_actors_and_device(tmp_path, monkeypatch, capsys) -> None:
+    from climbrl.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["train", "--algo", "ppo", "--device", "cuda", "--out", str(tmp_path / "c"), "--no-progress"]) == 2
+    assert "train.device: cuda" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+    args = ["train", "--algo", "dqn", "--epochs", "1", "--games-per-epoch", "4", "--eval-every", "0", "--set",
+            "hidden=16", "--device", "auto", "--actors", "2", "--out", str(tmp_path / "a"), "--no-progress"]
+    assert main(args) == 0
+    saved = ckpt.load(tmp_path / "a" / "checkpoint.pt")["config"]
+    assert (saved["actors"], saved["device"]) == (2, "auto")
