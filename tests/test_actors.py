@@ -176,3 +176,23 @@ def test_cli_train_takes_actors_and_device(tmp_path, monkeypatch, capsys) -> Non
     assert main(args) == 0
     saved = ckpt.load(tmp_path / "a" / "checkpoint.pt")["config"]
     assert (saved["actors"], saved["device"]) == (2, "auto")
+
+
+def test_actor_lag_plays_with_the_previous_weights_and_resumes_exactly(tmp_path) -> None:
+    """Epoch 2 is played by the initial weights under actor_lag (by the updated ones without it),
+    so the runs part there; an interrupted lagged run resumes into the uninterrupted one's numbers."""
+    lagged = small("ppo", epochs=3, actors=2, actor_lag=True)
+    straight = train(lagged, tmp_path / "a", progress=False)["history"]
+    sync = train(small("ppo", epochs=3, actors=2), tmp_path / "s", progress=False)["history"]
+    assert numbers(straight)[0] == numbers(sync)[0]
+    assert numbers(straight)[1] != numbers(sync)[1]
+    train(small("ppo", epochs=1, actors=2, actor_lag=True), tmp_path / "b", progress=False)
+    resumed = train(lagged, tmp_path / "b", resume=True, progress=False)["history"]
+    assert numbers(resumed) == numbers(straight)
+    a, b = weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_actor_lag_needs_actors() -> None:
+    with pytest.raises(ConfigError, match="train.actor_lag: needs actors >= 2"):
+        train_config("ppo", actor_lag=True)

@@ -105,6 +105,10 @@ class TrainConfig:
     same; the float scores of a policy's batched forward pass depend on the batch's size in
     their last bits, so the numbers are reproducible for a fixed count, and agree with other
     counts up to rounding."""
+    actor_lag: bool = False
+    """With actors: hand epoch e + 1's games to the actors before epoch e's update, so that they
+    play while the training process updates, with the policy from before that update (one update
+    stale: other numbers than the synchronous default, reproducible for a fixed ``actors``)."""
     device: str = "cpu"
     """Where the learner's updates and its policy's forward passes run: ``cpu``, ``cuda`` (an
     error without a CUDA GPU) or ``auto`` (cuda when one is available, else cpu). Checkpoints
@@ -218,9 +222,12 @@ def _validate(c: TrainConfig) -> None:
     for name in ("vf_coef", "ent_coef"):
         if getattr(c, name) < 0:
             _fail(name, f"must be >= 0, got {getattr(c, name)!r}")
-    for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward"):
+    for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "actor_lag"):
         if not isinstance(getattr(c, name), bool):
             _fail(name, f"must be true or false, got {getattr(c, name)!r}")
+    if c.actor_lag and c.actors < 2:
+        _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "
+                           f"updates), got actors={c.actors}")
     from climbrl.agents.registry import AGENT_NAMES
 
     for name in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):

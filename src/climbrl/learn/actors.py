@@ -21,9 +21,14 @@ size-dependent order): the behaviour log-probabilities agree with ``N = 1`` up t
 so do the updates. The numbers are reproducible bit for bit for a fixed ``N``; ``N = 1`` (the
 default) runs in the training process exactly as before actors existed.
 
-Collection is synchronous: epoch ``e + 1`` is played with the weights after epoch ``e``'s
-update, as in the single-process path (playing it during the update would change the policy
-that plays it, and the numbers). Workers are started with "spawn" (safe from a process that runs
+Collection is synchronous by default: epoch ``e + 1`` is played with the weights after epoch
+``e``'s update, as in the single-process path. ``actor_lag`` overlaps them instead: epoch
+``e + 1``'s games are handed to the actors before epoch ``e``'s update, so they are played by the
+policy from before that update (one update stale; PPO's ratio uses the recorded behaviour
+log-probabilities, so its clipped objective accounts for it) while the training process updates.
+Another policy plays, so the numbers differ from the synchronous ones; they are reproducible for a
+fixed ``N``, resume included (the checkpoint holds the stale policy and the curriculum as they
+were when the next epoch's games were drawn). Workers are started with "spawn" (safe from a process that runs
 other threads) and each computes on one torch thread (:func:`climbrl.threads.worker_init`). A
 worker that dies (killed, out of memory) breaks the pool: the epoch raises :class:`ActorError`
 instead of waiting, and the run resumes from its last finished epoch (``--resume``).
@@ -33,7 +38,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +119,29 @@ def play_slice(task: tuple) -> tuple[Rollout, int]:
     return collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping, card_score)
 
 
+def _died(e: BaseException) -> ActorError:
+    return ActorError(f"an actor process died while playing ({e}); the checkpoint holds the last "
+                      "finished epoch: rerun with --resume (resume=True) to continue")
+
+
+class Pending:
+    """Games being played: on the actors (``futures``, one per slice) or already done (``done``)."""
+
+    def __init__(self, futures: list[Future] | None = None, done: tuple[Rollout, int] | None = None) -> None:
+        self.futures = futures or []
+        self.done = done
+
+    def result(self) -> tuple[Rollout, int]:
+        """The learner's decisions of the games and every seat's decision count (waits)."""
+        if self.done is None:
+            try:
+                parts = [f.result() for f in self.futures]
+            except BrokenProcessPool as e:
+                raise _died(e) from None
+            self.done = Rollout.concat([p[0] for p in parts]), sum(p[1] for p in parts)
+        return self.done
+
+
 class ActorPool:
     """``n`` actor processes for the whole training run (started once; :meth:`close` ends them)."""
 
@@ -125,21 +153,26 @@ class ActorPool:
         self.device = device
         self.pool = ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"), initializer=worker_init)
 
+    def submit(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
+               learner: PolicyAgent, shaping: bool = False, card_score: bool = False) -> Pending:
+        """Start the games of :func:`~climbrl.learn.rollout.collect` on the actors and return at
+        once; the agents' weights are copied now, so the caller may update them meanwhile."""
+        futures = []
+        try:
+            for lo, hi in slices(len(seeds), self.n):
+                table, seats, learner_ix = pack(seatings[lo:hi], learner)
+                futures.append(self.pool.submit(play_slice, (
+                    self.game_name, table, seats, learner_ix, list(seeds[lo:hi]),
+                    [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, self.device)))
+        except BrokenProcessPool as e:
+            raise _died(e) from None
+        return Pending(futures)
+
     def collect(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
                 learner: PolicyAgent, shaping: bool = False, card_score: bool = False) -> tuple[Rollout, int]:
         """The games of :func:`~climbrl.learn.rollout.collect`, split over the actors; the same
         rollout up to the last bits of the behaviour's scores (see the module's docstring)."""
-        tasks = []
-        for lo, hi in slices(len(seeds), self.n):
-            table, seats, learner_ix = pack(seatings[lo:hi], learner)
-            tasks.append((self.game_name, table, seats, learner_ix, list(seeds[lo:hi]),
-                          [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, self.device))
-        try:
-            parts = list(self.pool.map(play_slice, tasks))
-        except BrokenProcessPool as e:
-            raise ActorError(f"an actor process died while playing ({e}); the checkpoint holds the last "
-                             "finished epoch: rerun with --resume (resume=True) to continue") from None
-        return Rollout.concat([p[0] for p in parts]), sum(p[1] for p in parts)
+        return self.submit(seatings, seeds, seat_seeds, learner, shaping, card_score).result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

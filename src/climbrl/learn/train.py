@@ -16,6 +16,7 @@ interpretability window follows an agent across them).
 
 from __future__ import annotations
 
+import copy
 import csv
 import shutil
 import time
@@ -29,9 +30,10 @@ from climbrl.agents.runner import deal_seeds, seat_seed
 from climbrl.config import TrainConfig, resolve_device
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
-from climbrl.learn.actors import ActorPool
+from climbrl.learn.actors import ActorPool, Pending
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
+from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import collect
 from climbrl.threads import single_thread
@@ -49,22 +51,68 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
     return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
 
 
-def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
-              epoch: int, actors: ActorPool | None = None) -> dict[str, Any]:
-    """One epoch: play (here, or on ``actors``), update, advance the curriculum; its CSV row."""
-    start = time.perf_counter()
-    behaviour = learner.behaviour()
+def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,
+               actors: ActorPool | None = None) -> Pending:
+    """Draw epoch ``epoch``'s seatings and seeds and play its games: here (done on return) or on
+    ``actors`` (running on return)."""
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     if actors is None:
-        rollout, total_decisions = collect(game, seatings, seeds, seat_seeds, behaviour,
-                                           cfg.reward_shaping, cfg.card_score_reward)
+        return Pending(done=collect(game, seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping,
+                                    cfg.card_score_reward))
+    return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward)
+
+
+class Lag:
+    """``actor_lag``: the next epoch's games, handed to the actors before this epoch's update, and
+    what drew them (the behaviour's weights and epsilon, the curriculum's state), which the
+    checkpoint keeps so that a resumed run plays its first epoch as the uninterrupted run did."""
+
+    def __init__(self) -> None:
+        self.pending: Pending | None = None
+        self.state: dict[str, Any] | None = None
+
+    def hand_over(self, cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum, epoch: int,
+                  actors: ActorPool) -> None:
+        """Before epoch ``epoch``'s update: start epoch ``epoch + 1``'s games (if the run has one)."""
+        behaviour = learner.behaviour()
+        self.state = {"net": {k: v.detach().clone() for k, v in learner.net.state_dict().items()},
+                      "epsilon": behaviour.epsilon, "curriculum": curriculum.state_dict()}
+        more = epoch + 1 < cfg.epochs
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch + 1, actors) if more else None
+
+    def restore(self, state: dict[str, Any], cfg: TrainConfig, game: Any, learner: Learner, epoch: int,
+                actors: ActorPool) -> None:
+        """On resume: start epoch ``epoch``'s games as :meth:`hand_over` did before the interruption."""
+        self.state = state
+        net = copy.deepcopy(learner.net)
+        net.load_state_dict(state["net"])
+        behaviour = learner.behaviour()
+        behaviour.net, behaviour.epsilon = net.eval(), float(state["epsilon"])
+        curriculum = Curriculum(cfg, learner, game.num_players)
+        curriculum.load_state_dict(state["curriculum"], learner.net)
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch, actors)
+
+
+def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
+              epoch: int, actors: ActorPool | None = None, lag: Lag | None = None) -> dict[str, Any]:
+    """One epoch: play (here, or on ``actors``), update, advance the curriculum; its CSV row.
+    With ``lag`` (``actor_lag``) the epoch's games may have been started by the previous epoch,
+    and the next epoch's are started before the update; ``play_seconds`` is then the time the
+    update waited for the games."""
+    start = time.perf_counter()
+    if lag is not None and lag.pending is not None:
+        played = lag.pending
     else:
-        rollout, total_decisions = actors.collect(seatings, seeds, seat_seeds, behaviour,
-                                                  cfg.reward_shaping, cfg.card_score_reward)
+        played = play_epoch(cfg, game, learner.behaviour(), curriculum, epoch, actors)
+    rollout, total_decisions = played.result()
     play_secs = time.perf_counter() - start
+    if lag is not None:
+        assert actors is not None
+        lag.hand_over(cfg, game, learner, curriculum, epoch, actors)
+    es = epoch_seed(cfg, epoch)
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
     curriculum.after_epoch(learner, cfg.games_per_epoch)
@@ -122,6 +170,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
     curriculum = Curriculum(cfg, learner, game.num_players)
     history: list[dict[str, Any]] = []
     start_epoch = 0
+    lag_state = None
     if resume and ckpt_path.exists():
         state = ckpt.load(ckpt_path)
         ckpt.check_resume(cfg, state, ckpt_path)
@@ -130,19 +179,27 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         learner.generator.set_state(state["torch_rng"])
         history = list(state["history"])
         start_epoch = int(state["epoch"])
+        lag_state = state.get("lag")
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
     actors = ActorPool(cfg.actors, cfg.game_name, str(learner.device)) if cfg.actors > 1 else None
     try:
-        return _epochs(cfg, out, game, learner, curriculum, history, start_epoch, actors, progress, on_epoch,
-                       evaluator)
+        lag = None
+        if cfg.actor_lag:
+            assert actors is not None  # the config checks actors >= 2
+            lag = Lag()
+            if lag_state is not None and start_epoch < cfg.epochs:
+                lag.restore(lag_state, cfg, game, learner, start_epoch, actors)
+        return _epochs(cfg, out, game, learner, curriculum, history, start_epoch, actors, lag, progress,
+                       on_epoch, evaluator)
     finally:
         if actors is not None:
             actors.close()
 
 
 def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum,
-            history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, progress: bool,
+            history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, lag: Lag | None,
+            progress: bool,
             on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
     ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
     started = time.perf_counter()
@@ -152,7 +209,7 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch, actors)
+        row = run_epoch(cfg, game, learner, curriculum, epoch, actors, lag)
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
             ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder),
@@ -167,6 +224,7 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
             "learner": learner.state_dict(),
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
+            **({"lag": lag.state} if lag is not None else {}),
         }, ckpt_path)
         ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:
