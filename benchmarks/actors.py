@@ -7,7 +7,8 @@ For each (game, learner, actor count) it trains ``epochs`` epochs (no evaluation
 self-play decisions per second (every seat's decisions over the playing time, shipping the
 weights to the actors and their rollouts back included; with ``--lag``, actor_lag runs too, whose
 playing time is only the time the update waited for the games), the update time, and the epoch
-rate (epochs per minute of playing and updating, the number that actor_lag can improve);
+rate and ``decisions_per_s_overall`` (over playing and updating: the numbers that actor_lag can
+improve, and the only ones comparable between lagged and synchronous runs);
 the first epoch is left out of the rates (it includes starting the actor processes). The
 machine's load average is recorded before and after each run (``os.getloadavg``): on a shared
 machine other work competes for the cores, and the numbers mean little without it.
@@ -47,6 +48,7 @@ def measure(game: str, algo: str, actors: int, epochs: int, games: int, hidden: 
     return {"game": game, "algo": algo, "actors": actors, "actor_lag": lag, "epochs_timed": len(timed),
             "games_per_epoch": games,
             "hidden": hidden, "decisions": decisions, "decisions_per_s": decisions / play,
+            "decisions_per_s_overall": decisions / (play + update),
             "play_seconds": play, "update_seconds": update, "epochs_per_min": 60 * len(timed) / (play + update),
             "first_epoch_seconds": hist[0]["play_seconds"] + hist[0]["update_seconds"],
             "load_before": load_before, "load_after": os.getloadavg()}
@@ -76,8 +78,9 @@ def main() -> None:
                 r["speedup_vs_first"] = r["decisions_per_s"] / base
                 rows.append(r)
                 print(f"{game} {algo} actors={n}{' lag' if lag else ''}: {r['decisions_per_s']:.0f} decisions/s "
-                      f"(x{r['speedup_vs_first']:.2f}), play {r['play_seconds']:.1f} s, update "
-                      f"{r['update_seconds']:.1f} s, {r['epochs_per_min']:.1f} epochs/min, load "
+                      f"(x{r['speedup_vs_first']:.2f}), {r['decisions_per_s_overall']:.0f} with the updates, "
+                      f"play {r['play_seconds']:.1f} s, update {r['update_seconds']:.1f} s, "
+                      f"{r['epochs_per_min']:.1f} epochs/min, load "
                       f"{r['load_before'][0]:.1f} -> {r['load_after'][0]:.1f}", flush=True)
     results = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
