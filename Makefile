@@ -14,7 +14,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,postgres]'
+	$(PY) -m pip install --quiet -e '.[dev,postgres,rlcard]'
 	touch $@
 
 # one local Prefect server (127.0.0.1, a free port; PREFECT_API_URL if set) for every stage, stopped

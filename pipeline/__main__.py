@@ -1,9 +1,11 @@
-"""``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE]``
+"""``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE] [--study NAME]``
 
-Stages: seeds, train ALGO, evaluate ALGO, tournament, behaviour, report, study (the whole chain as one flow;
+Stages: seeds, train ALGO, evaluate ALGO, baselines, tournament, behaviour, report, study (the whole chain as one flow;
 its tasks on the Dask cluster at ``CLIMBRL_DASK_ADDRESS`` when that is set, else on threads).
 DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
-``CLIMBRL_PREFECT=0``), which calls the same stage function directly.
+``CLIMBRL_PREFECT=0``), which calls the same stage function directly. ``--study NAME`` runs the
+stage for the study ``studies.NAME`` of the params file (its files under data/NAME, runs/NAME,
+reports/NAME) instead of the main one.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ from climbrl.params import ParamsError
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline")
-    p.add_argument("stage", choices=["seeds", "train", "evaluate", "tournament", "behaviour", "report", "study"])
+    p.add_argument("stage", choices=["seeds", "train", "evaluate", "baselines", "tournament", "behaviour", "report",
+                                     "study"])
     p.add_argument("algo", nargs="?")
     p.add_argument("--params", default="params.yaml")
+    p.add_argument("--study", default="", help="a study beside the main one (studies.NAME in the params file)")
     p.add_argument("--no-prefect", action="store_true")
     p.add_argument("--no-track", action="store_true", help="do not log to MLflow")
     args = p.parse_args(argv)
     from pipeline import stages
 
+    if args.study:
+        args.params = f"{args.params}#{args.study}"  # the params spec every stage and task reads
     try:
         params = stages.params(args.params)  # validate everything before any work
     except ParamsError as e:
@@ -45,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         run = {"seeds": lambda: stages.make_seeds(params),
                "train": lambda: stages.train_learner(params, args.algo, track=track, params_path=args.params),
                "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track, params_path=args.params),
+               "baselines": lambda: stages.baselines(params),
                "tournament": lambda: stages.tournament(params, track=track),
                "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]
@@ -56,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         {"seeds": lambda: flows.seeds_flow(args.params),
          "train": lambda: flows.train_flow(args.algo, args.params, track),
          "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
+         "baselines": lambda: flows.baselines_flow(args.params),
          "tournament": lambda: flows.tournament_flow(args.params, track),
          "behaviour": lambda: flows.behaviour_flow(args.params, track),
          "report": lambda: flows.report_flow(args.params, track),

@@ -125,7 +125,7 @@ def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]
     from climbrl.learn.train import CHECKPOINT
 
     params = stages.params(params_file)
-    run = stages.RUNS / algo
+    run = stages.study_paths(params).runs / algo
     if algo in INEXACT_RESUME and (run / CHECKPOINT).exists():
         try:
             finished = int(ckpt.load(run / CHECKPOINT)["epoch"]) >= params.train[algo].epochs
@@ -154,6 +154,17 @@ def train_task(params_path: str, algo: str, track: bool = True, project: str | N
 def evaluate_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
     """Idempotent: the same matches on the same deals rewrite the same files."""
     return run_stage(project, "evaluate_learner", params_path, algo, track=track, params_path=params_path)
+
+
+@task(name="baselines", retries=1, retry_delay_seconds=5)
+def baselines_task(params_path: str, project: str | None = None) -> dict[str, Any]:
+    res = run_stage(project, "baselines", params_path)
+    return {"game": res.get("game", "big2"), "seconds": res["seconds"]}
+
+
+@flow(name="baselines")
+def baselines_flow(params_path: str = "params.yaml") -> dict[str, Any]:
+    return baselines_task(params_path)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)
@@ -231,9 +242,10 @@ def study_flow(params_path: str = "params.yaml", learners: list[str] | None = No
         behaviour = behaviour_task.submit(params_path, track, here, wait_for=list(evaluated.values()))
         report = report_task.submit(params_path, track, here, wait_for=[tour, behaviour])
         out = {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
-        missing = [str(f) for f in [*(stages.RUNS / a / "policy.pt" for a in algos),
-                                    *(stages.REPORTS / "eval" / f"{a}.json" for a in algos),
-                                    stages.REPORTS / "metrics.json"] if not f.exists()]
+        paths = stages.study_paths(p)
+        missing = [str(f) for f in [*(paths.runs / a / "policy.pt" for a in algos),
+                                    *(paths.reports / "eval" / f"{a}.json" for a in algos),
+                                    paths.reports / "metrics.json"] if not f.exists()]
         if missing:  # a worker wrote to a folder of its own: the project is not shared with it
             raise RuntimeError(f"the study's outputs are not in the project folder {here}: {missing} "
                                "(start the Dask workers where the project is mounted at the same path)")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,32 @@ RUNS = Path("runs")
 REPORTS = Path("reports")
 
 
-def make_seeds(params: Params, out: Path = SEEDS, valid_out: Path = VALID_SEEDS) -> Path:
-    """The evaluation deal set and the validation deal set, checked disjoint before either is written."""
+@dataclass(frozen=True)
+class StudyPaths:
+    """Where a study's files live: the main study's at the paths above, a study beside it
+    (``studies.NAME`` in params.yaml) in folders of its name: ``data/NAME/``, ``runs/NAME/``,
+    ``reports/NAME/``."""
+
+    seeds: Path
+    valid_seeds: Path
+    runs: Path
+    reports: Path
+
+
+def study_paths(params: Params) -> StudyPaths:
+    if not params.study:
+        return StudyPaths(SEEDS, VALID_SEEDS, RUNS, REPORTS)
+    data = Path("data") / params.study
+    return StudyPaths(data / SEEDS.name, data / VALID_SEEDS.name, RUNS / params.study, REPORTS / params.study)
+
+
+def make_seeds(params: Params, out: Path | None = None, valid_out: Path | None = None) -> Path:
+    """The evaluation deal set and the validation deal set, checked disjoint before either is written
+    (at the study's paths unless given)."""
     from climbrl.evaluate.match import deal_seeds
 
+    paths = study_paths(params)
+    out, valid_out = out or paths.seeds, valid_out or paths.valid_seeds
     s = params.seeds
     evaluation, validation = deal_seeds(s.seed, s.deals), deal_seeds(s.validation_seed, s.validation_deals)
     check_disjoint(evaluation, validation)
@@ -82,6 +105,19 @@ def _players(params: Params) -> int:
     return num_players(params.game)
 
 
+def _duel_game(params: Params) -> bool:
+    """Whether the study's game is judged by DouZero's protocol (:mod:`climbrl.evaluate.duel`): a
+    team game whose rules fix the landlord's seat. Its evaluation matches are then duels (one per
+    opponent: every deal with the learner as landlord against two copies of the opponent, and as
+    both peasants against it), ``"protocol": "duel"`` in the JSON; an auction's roles come from
+    the bids, so such rules keep the seat-rotation match (``by_role``)."""
+    from climbrl.games.registry import make_game
+
+    game = make_game(f"{params.game}:{params.rules}")
+    rules = getattr(game, "rules", None)
+    return len(game.roles) > 1 and getattr(rules, "landlord", None) is not None
+
+
 def _game_key(params: Params) -> dict[str, str]:
     """``{"game": ...}`` at the top of a stage's JSON, for a game other than Big 2 (whose files
     keep the layout they had before the second game)."""
@@ -98,7 +134,9 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
     if algo not in params.train:
         raise ValueError(f"train.{algo}: not configured in params.yaml")
     cfg = params.train[algo]
-    out = RUNS / algo
+    paths = study_paths(params)
+    out = paths.runs / algo
+    params_path = params_file(params_path)
     start = time.perf_counter()
     if track:
         from climbrl import track as tr
@@ -118,7 +156,7 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
     else:
         res = train(cfg, out, resume=resume, progress=False)
     res["wall_seconds"] = time.perf_counter() - start
-    write_curve(res["history"], REPORTS / "curves" / f"{algo}.csv")
+    write_curve(res["history"], paths.reports / "curves" / f"{algo}.csv")
     timing = {"algo": algo, "train_seconds": res["train_seconds"], "eval_seconds": res["eval_seconds"],
               "decisions": sum(r["decisions"] for r in res["history"]),
               "decisions_per_s": sum(r["decisions"] for r in res["history"])
@@ -132,17 +170,28 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     """The trained policy against a copy of each baseline in every other seat on the versioned
     evaluation deals (reports/eval, the reported result) and on the disjoint validation deals
     (reports/validation, which choose the best learner)."""
+    from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
 
     n = _players(params)
-    seeds, valid_seeds = load_seeds(), load_seeds(VALID_SEEDS)
+    paths = study_paths(params)
+    params_path = params_file(params_path)
+    seeds, valid_seeds = load_seeds(paths.seeds), load_seeds(paths.valid_seeds)
     check_disjoint(seeds[:params.evaluate.games // n], valid_seeds)
-    policy = RUNS / algo / "policy.pt"
+    policy = paths.runs / algo / "policy.pt"
+
+    duel = _duel_game(params)
 
     def play(deals: list[int], games: int, seed: int) -> list[dict[str, Any]]:
-        matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
-                             workers=params.evaluate.workers, seed=seed, seeds=deals, game=params.game)
-                   for opp in params.evaluate.opponents]
+        if duel:  # DouZero's protocol: every deal once with the learner as landlord, once as the peasants
+            matches = [team_match(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
+                                  deals=games // n, seed=seed, workers=params.evaluate.workers, seeds=deals,
+                                  per_deal=False) | {"opponents": [opp]}
+                       for opp in params.evaluate.opponents]
+        else:
+            matches = [run_match(f"checkpoint:{policy}", [opp], rules=params.rules, games=games,
+                                 workers=params.evaluate.workers, seed=seed, seeds=deals, game=params.game)
+                       for opp in params.evaluate.opponents]
         for m in matches:
             m["agent"] = algo
         return matches
@@ -150,26 +199,35 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     matches = play(seeds, params.evaluate.games, 0)
     vs = params.seeds
     validation = {"algo": algo, **_game_key(params), "rules": params.rules, "deal_seed": vs.validation_seed,
+                  **({"protocol": "duel"} if duel else {}),
                   "matches": play(valid_seeds, n * vs.validation_deals, vs.validation_seed)}
     deep = []
     if params.evaluate.repeats > 1:
-        from climbrl.evaluate.deep import deep_evaluate
+        from climbrl.evaluate.deep import deep_duel, deep_evaluate
 
         # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
-        deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
-                              repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
-                              game=params.game)
-                for opp in params.evaluate.opponents]
+        if duel:
+            deep = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
+                              deals=params.evaluate.games // n, repeats=params.evaluate.repeats, seed=1,
+                              workers=params.evaluate.workers) | {"opponents": [opp]}
+                    for opp in params.evaluate.opponents]
+        else:
+            deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
+                                  repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
+                                  game=params.game)
+                    for opp in params.evaluate.opponents]
         for d in deep:
             d["agent"] = algo
-    timing = json.loads((RUNS / algo / "timing.json").read_text()) if (RUNS / algo / "timing.json").exists() else {}
-    result = {"algo": algo, **_game_key(params), "rules": params.rules, "matches": matches, "timing": timing}
+    timing_file = paths.runs / algo / "timing.json"
+    timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
+    result = {"algo": algo, **_game_key(params), "rules": params.rules, **({"protocol": "duel"} if duel else {}),
+              "matches": matches, "timing": timing}
     if deep:
         result["deep"] = deep
-    path = REPORTS / "eval" / f"{algo}.json"
+    path = paths.reports / "eval" / f"{algo}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n")
-    valid_path = REPORTS / "validation" / f"{algo}.json"
+    valid_path = paths.reports / "validation" / f"{algo}.json"
     valid_path.parent.mkdir(parents=True, exist_ok=True)
     valid_path.write_text(json.dumps(validation, indent=2) + "\n")
     if track:
@@ -177,28 +235,70 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         given = [(tr.params_file_input(params_path), "params")] if Path(params_path).exists() else []
-        tr.log_evaluation(algo, result, path, inputs=[(tr.deals_input(seeds, SEEDS.name, SEEDS), "evaluation"),
-                                                      *given])
+        evaluation = (tr.deals_input(seeds, paths.seeds.name, paths.seeds), "evaluation")
+        tr.log_evaluation(algo, result, path, inputs=[evaluation, *given])
         tr.log_evaluation(algo, validation, valid_path, stage="validate",
-                          inputs=[(tr.deals_input(valid_seeds, VALID_SEEDS.name, VALID_SEEDS), "validation"), *given])
+                          inputs=[(tr.deals_input(valid_seeds, paths.valid_seeds.name, paths.valid_seeds),
+                                  "validation"), *given])
     return result
+
+
+def baselines(params: Params, workers: int = 2) -> dict[str, Any]:
+    """The baseline table of the study's game (``baselines.games`` games per match from
+    ``baselines.seed``): :func:`climbrl.evaluate.baselines_report.baselines_report`, written to
+    the study's reports folder (baselines.json, baselines.md)."""
+    from climbrl.evaluate.baselines_report import baselines_report, write_report
+
+    b = params.raw.get("baselines", {})
+    table = baselines_report(games=int(b.get("games", 1000)), seed=int(b.get("seed", 0)), workers=workers,
+                             game=params.game, rules=params.rules)
+    write_report(table, study_paths(params).reports)
+    return table
+
+
+def snapshot_file(name: str) -> str:
+    """``ppo@20`` -> ``epoch020.pt``: a learner's kept policy (``snapshots/`` of its run)."""
+    algo, _, epoch = name.partition("@")
+    if not algo or not epoch.isdigit():
+        raise ValueError(f"tournament.snapshots: {name!r} is not ALGO@EPOCH (e.g. ppo@20)")
+    return f"epoch{int(epoch):03d}.pt"
 
 
 def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     """Every trained learner and the rule agents in one balanced round-robin of the game's seats
-    (rule agents by default: those that play the game, :data:`climbrl.config.GAME_SETUP`)."""
+    (rule agents by default: those that play the game, :data:`climbrl.config.GAME_SETUP`). A game
+    judged by DouZero's protocol (:func:`_duel_game`) plays the practice guide's round robin
+    instead (:func:`climbrl.evaluate.roundrobin.round_robin`: every pair in the duel on the same
+    ``tournament.deals`` deals, pairwise WP and ADP matrices, an order-free rating), with the kept
+    policies named in ``tournament.snapshots`` (``ALGO@EPOCH``) among the participants."""
     from climbrl.config import GAME_SETUP
     from climbrl.evaluate.tournament import plot_pairwise, run_tournament
 
     t = params.raw.get("tournament", {})
     rule_agents = t.get("rule_agents", list(GAME_SETUP[params.game].rule_agents))
-    learners = [f"{a}=checkpoint:{RUNS / a / 'policy.pt'}" for a in params.learners()
-                if (RUNS / a / "policy.pt").exists()]
-    res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
-                         seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
-    out = REPORTS / "tournament.json"
-    out.write_text(json.dumps(res, indent=2) + "\n")
-    plot_pairwise(res, str(REPORTS / "tournament_pairwise.png"))
+    paths = study_paths(params)
+    learners = [f"{a}=checkpoint:{paths.runs / a / 'policy.pt'}" for a in params.learners()
+                if (paths.runs / a / "policy.pt").exists()]
+    out = paths.reports / "tournament.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if _duel_game(params):
+        from climbrl.evaluate.roundrobin import plot_round_robin, round_robin
+
+        snapshots = [f"{s.replace('@', '-epoch')}=checkpoint:"
+                     f"{paths.runs / s.partition('@')[0] / 'snapshots' / snapshot_file(s)}"
+                     for s in t.get("snapshots", [])]
+        participants = dict(x.split("=", 1) for x in learners + snapshots) | {a: a for a in rule_agents}
+        res = round_robin(participants, game=params.game, rules=params.rules, deals=int(t.get("deals", 100)),
+                          seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)),
+                          resamples=int(t.get("resamples", 200)))
+        res["protocol"] = "round_robin"
+        out.write_text(json.dumps(res, indent=2) + "\n")
+        plot_round_robin(res, str(paths.reports / "tournament_pairwise.png"))
+    else:
+        res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
+                             seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
+        out.write_text(json.dumps(res, indent=2) + "\n")
+        plot_pairwise(res, str(paths.reports / "tournament_pairwise.png"))
     if track:
         import mlflow
 
@@ -228,7 +328,8 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     if params.game not in GAMES:
         return _behaviour_unavailable(params, track)
     b = params.behaviour
-    seeds = load_seeds()
+    paths = study_paths(params)
+    seeds = load_seeds(paths.seeds)
 
     def record(spec: str) -> dict[str, Any]:
         return record_behaviour(spec, b.opponents, rules=params.rules, games=b.games, workers=b.workers, seeds=seeds)
@@ -236,14 +337,14 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     checkpoints: dict[str, list[dict[str, Any]]] = {}
     for algo in params.learners():
-        policy = RUNS / algo / "policy.pt"
+        policy = paths.runs / algo / "policy.pt"
         if not policy.exists():
             continue
         final = record(f"checkpoint:{policy}")
         agents[algo] = final
         final_epoch = params.train[algo].epochs
         points = []
-        for snap in sorted((RUNS / algo / "snapshots").glob("epoch*.pt")):
+        for snap in sorted((paths.runs / algo / "snapshots").glob("epoch*.pt")):
             epoch = int(snap.stem.removeprefix("epoch"))
             if epoch != final_epoch:
                 points.append({"epoch": epoch, **record(f"checkpoint:{snap}")})
@@ -252,7 +353,7 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
         agents[spec] = record(spec)
     data = {"games_per_opponent": b.games, "opponents": list(b.opponents), "agents": agents,
             "checkpoints": checkpoints}
-    out = REPORTS / "behaviour"
+    out = paths.reports / "behaviour"
     out.mkdir(parents=True, exist_ok=True)
     (out / "behaviour.json").write_text(json.dumps(data, indent=2) + "\n")
     figures = plot_behaviour(data, str(out))
@@ -281,7 +382,7 @@ def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
             "note": f"The interpretability window is not available for {GAME_SETUP[params.game].title} yet: it "
                     f"reads {', '.join(GAME_SETUP[g].title for g in GAMES)} games only (their own move types).",
             "agents": {}, "checkpoints": {}}
-    out = REPORTS / "behaviour"
+    out = study_paths(params).reports / "behaviour"
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.png"):  # figures of an earlier game's run would otherwise pass for this one's
         old.unlink()
@@ -303,18 +404,27 @@ def report(params: Params, track: bool = True) -> Path:
     """The generated report (Markdown, self-contained HTML, PNG figures) and metrics.json."""
     from climbrl.report import build_report
 
-    out = build_report(params, REPORTS, RUNS)
+    paths = study_paths(params)
+    out = build_report(params, paths.reports, paths.runs)
     if track:
         from climbrl import track as tr
 
-        metrics = json.loads((REPORTS / "metrics.json").read_text())
+        metrics = json.loads((paths.reports / "metrics.json").read_text())
         best = metrics.get("best_learner")
-        if best and (RUNS / best / "policy.pt").exists():
+        if best and (paths.runs / best / "policy.pt").exists():
             tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
             flat = {k: v for k, v in metrics.get("learners", {}).get(best, {}).items() if isinstance(v, float)}
-            tr.register_policy(RUNS / best / "policy.pt", params.tracking.register_model, best, flat)
+            tr.register_policy(paths.runs / best / "policy.pt", params.tracking.register_model, best, flat)
     return out
 
 
 def params(path: str = "params.yaml") -> Params:
+    """The params of a params spec: ``params.yaml`` (the main study) or ``params.yaml#STUDY``."""
     return load_params(path)
+
+
+def params_file(spec: str | Path) -> Path:
+    """The file of a params spec (``params.yaml#doudizhu`` -> ``params.yaml``)."""
+    from climbrl.params import split_spec
+
+    return split_spec(spec)[0]

@@ -70,7 +70,8 @@ def test_slices_played_apart_give_the_rollout_of_one_batch(curriculum: str) -> N
     parts = []
     for lo, hi in slices(12, 3):
         table, seats, ix = pack(seatings[lo:hi], behaviour)
-        parts.append(play_slice((cfg.game_name, table, seats, ix, seeds[lo:hi], seat_seeds[lo:hi], True, False, "cpu")))
+        parts.append(play_slice((cfg.game_name, table, seats, ix, seeds[lo:hi], seat_seeds[lo:hi], True, False, None,
+                                 "cpu")))
     joined = Rollout.concat([p[0] for p in parts])
     assert sum(p[1] for p in parts) == decisions
     assert joined.games == whole.games == 12

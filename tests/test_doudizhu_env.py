@@ -12,7 +12,7 @@ from climbrl.games.doudizhu.moves import action_table
 from tests.random_play import env_episode_rewards
 
 
-@pytest.mark.parametrize("rules", ["standard", "openspiel", "rlcard", "online"])
+@pytest.mark.parametrize("rules", ["standard", "openspiel", "rlcard", "online", "douzero"])
 def test_api(rules: str) -> None:
     api_test(ddz_env.env(rules=rules), num_cycles=300)
 
@@ -34,7 +34,7 @@ def test_action_space_size_follows_the_rules() -> None:
     assert e.action_space("player_1").n == t.n_ids
 
 
-@pytest.mark.parametrize("rules", ["standard", "online", "rlcard"])
+@pytest.mark.parametrize("rules", ["standard", "online", "rlcard", "douzero"])
 def test_mask_is_exactly_the_legal_ids(rules: str) -> None:
     e = ddz_env.env(rules=rules)
     e.reset(seed=3)
@@ -56,7 +56,7 @@ def test_mask_is_exactly_the_legal_ids(rules: str) -> None:
             if other != agent:
                 assert not e.observe(other)["action_mask"].any()
         e.step(int(rng.choice(legal)))
-    assert phases == ({1} if rules == "rlcard" else {0, 1})
+    assert phases == ({1} if rules in ("rlcard", "douzero") else {0, 1})
 
 
 def test_bidding_is_part_of_the_episode() -> None:
@@ -73,7 +73,7 @@ def test_bidding_is_part_of_the_episode() -> None:
     assert 0 not in e.last()[4]["legal_moves"]  # no pass on a lead
 
 
-@pytest.mark.parametrize("rules", ["standard", "openspiel", "rlcard", "online"])
+@pytest.mark.parametrize("rules", ["standard", "openspiel", "rlcard", "online", "douzero"])
 def test_rewards_are_engine_returns(rules: str) -> None:
     for seed in range(4):
         e = ddz_env.env(rules=rules)

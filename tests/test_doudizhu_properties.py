@@ -14,7 +14,7 @@ from climbrl.games.doudizhu.state import DdzGame, load_game
 from tests.random_play import play
 
 GAMES = [
-    DdzGame("standard"), DdzGame("openspiel"), DdzGame("rlcard"), DdzGame("online"),
+    DdzGame("standard"), DdzGame("openspiel"), DdzGame("rlcard"), DdzGame("online"), DdzGame("douzero"),
     DdzGame("standard", all_pass="forced", joker_pair_wings=True, pair_wings_distinct=False),
     DdzGame("openspiel", bombs_beat_rocket=True, chain_skips_quad_head=True, wing_same_rank=True),
 ]

@@ -179,8 +179,12 @@ def stages() -> list[tuple[str, str, list[Path]]]:
     for path in PIPELINES:
         for name, st in yaml.safe_load(path.read_text())["stages"].items():
             if "foreach" in st:
-                assert isinstance(st["foreach"], list), f"{name}: only a list foreach is handled"
-                items = [(f"{name}@{i}", {k: _sub(v, i) for k, v in st["do"].items()}) for i in st["foreach"]]
+                each = st["foreach"]
+                assert isinstance(each, list | dict), f"{name}: only a list or mapping foreach is handled"
+                keys = each if isinstance(each, list) else list(each)
+                values = each if isinstance(each, list) else list(each.values())
+                items = [(f"{name}@{key}", {k: _sub(v, i) for k, v in st["do"].items()})
+                         for key, i in zip(keys, values, strict=True)]
             else:
                 items = [(name, st)]
             for label, s in items:
@@ -190,7 +194,12 @@ def stages() -> list[tuple[str, str, list[Path]]]:
 
 
 def _sub(value, item):
+    """``value`` with DVC's ``${item}`` (a list item) or ``${item.field}`` (a mapping item) filled in."""
     if isinstance(value, str):
+        if isinstance(item, dict):
+            for k, v in item.items():
+                value = value.replace(f"${{item.{k}}}", str(v))
+            return value
         return value.replace("${item}", str(item))
     if isinstance(value, list):
         return [_sub(v, item) for v in value]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from pipeline import regression, stages
 
-from climbrl.params import ParamsError, load_params, parse_params
+from climbrl.params import ParamsError, load_params, parse_params, study_names
 from tests.study_params import study_folder, with_value
 
 REPO = Path(__file__).resolve().parents[1]
@@ -200,10 +200,27 @@ def test_regression_gate_fails_a_weakened_agent() -> None:
 def test_dvc_yaml_declares_the_study(tmp_path) -> None:
     dvc = yaml.safe_load((REPO / "dvc.yaml").read_text())
     st = dvc["stages"]
-    assert {"seeds", "train", "evaluate", "report"} <= set(st)
-    assert st["train"]["foreach"] == ["ppo", "mcq", "sarsa", "qlearning", "dqn"]
-    assert "train.${item}" in st["train"]["do"]["params"]
-    assert st["report"]["metrics"] == [{"reports/metrics.json": {"cache": False}}]
+    assert {"seeds", "train", "evaluate", "baselines", "tournament", "behaviour", "report"} <= set(st)
+    assert "${item.p}train.${item.algo}" in st["train"]["do"]["params"]
+    assert st["report"]["do"]["metrics"] == [{"${item.reports}/metrics.json": {"cache": False}}]
+    # every study of params.yaml (the main one and those under studies:) is in every stage, its items
+    # pointing at the study's params keys and at the folders the stages write (stages.study_paths)
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    studies = {"big2": ""} | {name: name for name in study_names(raw)}
+    for name, study in studies.items():
+        p = parse_params(raw, study)
+        paths = stages.study_paths(p)
+        for stage in ("seeds", "baselines", "tournament", "behaviour", "report"):
+            item = st[stage]["foreach"][name]
+            assert item["p"] == (f"studies.{study}." if study else "") and item["flag"] == (
+                f" --study {study}" if study else "")
+            assert (item["runs"], item["reports"], item["data"]) == (
+                str(paths.runs), str(paths.reports), str(paths.seeds.parent))
+        for stage in ("train", "evaluate"):
+            learners = {k: v for k, v in st[stage]["foreach"].items() if v["runs"] == str(paths.runs)}
+            assert sorted(v["algo"] for v in learners.values()) == sorted(p.learners())
+            assert set(learners) == {a if not study else f"{study}-{a}" for a in p.learners()}
+    assert st["report"]["foreach"]["big2"]["extra"] == "reports/doudizhu/metrics.json"  # its Dou Dizhu section
 
 
 def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> None:
@@ -388,3 +405,31 @@ def test_an_unlabelled_checkpoint_whose_path_holds_an_equals_sign_plays(tmp_path
     spec = f"checkpoint:{out / 'policy.pt'}"
     res = run_tournament([spec, "random", "greedy", "heuristic"], deals=1)
     assert spec in {r["participant"] for r in res["leaderboard"]}
+
+
+def test_a_study_beside_the_main_one_is_parsed_from_its_own_sections() -> None:
+    """``studies.NAME``: its own game, rules and sections; a left-out section takes its game's
+    defaults (not the main study's values); tracking is inherited with the study's name; errors
+    name the study's key; the params spec ``FILE#NAME`` loads it."""
+    tune = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12,
+            "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"}
+    raw = {"game": "big2", "rules": "paper", "seeds": {"deals": 10, "seed": 3}, "evaluate": {"games": 8, "workers": 1},
+           "tune": tune,
+           "tracking": {"tracking_uri": "sqlite:///m.db", "experiment": "e", "register_model": "m"},
+           "studies": {"ddz": {"game": "doudizhu", "rules": "rlcard", "seeds": {"deals": 4, "seed": 5},
+                               "train": {"common": {"epochs": 1}, "ppo": {}},
+                               "evaluate": {"games": 6, "workers": 1}, "tune": tune}}}
+    main, ddz = parse_params(raw), parse_params(raw, "ddz")
+    assert (main.game, main.study, ddz.game, ddz.study, ddz.rules) == ("big2", "", "doudizhu", "ddz", "rlcard")
+    assert "studies" not in main.raw and ddz.seeds.deals == 4 and ddz.train["ppo"].epochs == 1
+    assert ddz.evaluate.opponents == ("random", "greedy", "heuristic")  # the game's default, not Big 2's section
+    assert (ddz.tracking.experiment, ddz.tracking.register_model) == ("e-ddz", "m-ddz")
+    assert stages.study_paths(ddz).runs == Path("runs/ddz") and stages.study_paths(main).runs == Path("runs")
+    with pytest.raises(ParamsError, match="studies.nope: no such study"):
+        parse_params(raw, "nope")
+    with pytest.raises(ParamsError, match="studies.ddz.train.ppo.lr: must be positive"):
+        parse_params(with_value(raw, ("studies", "ddz", "train", "ppo", "lr"), -1.0), "ddz")
+    with pytest.raises(ParamsError, match="studies.ddz.ablation: unknown section"):
+        parse_params(with_value(raw, ("studies", "ddz", "ablation"), {}), "ddz")
+    assert load_params(REPO / "params.yaml").study == ""
+    assert load_params(f"{REPO / 'params.yaml'}#doudizhu").game == "doudizhu"

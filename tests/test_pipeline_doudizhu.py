@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from pipeline import stages
 
+from climbrl.config import GAME_SETUP
 from climbrl.params import ParamsError, load_params, parse_params
 from tests.study_params import study_folder, with_value
 
-ROLES = {"landlord", "peasant_down", "peasant_up"}
+DUEL_ROLES = {"landlord", "peasants", "both"}
 
 DDZ = {
     "game": "doudizhu",
@@ -30,7 +31,8 @@ DDZ = {
         "ppo": {},
     },
     "evaluate": {"games": 6, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
-    "tournament": {"deals": 1, "seed": 0, "workers": 1},
+    "tournament": {"deals": 1, "seed": 0, "workers": 1, "rule_agents": ["random", "greedy"], "snapshots": ["ppo@1"],
+                   "resamples": 10},
     "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
     "report": {"title": "small Dou Dizhu study"},
@@ -41,9 +43,10 @@ DDZ = {
 def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
     p = parse_params(DDZ)
     assert p.game == "doudizhu" and p.rules == "rlcard"
-    assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy")
-    assert p.tune.opponent == "greedy"  # the Dou Dizhu setup's default (config.GAME_SETUP)
-    assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy")
+    assert p.train["ppo"].game == "doudizhu" and p.train["ppo"].eval_opponents == ("random", "greedy", "heuristic")
+    assert p.train["ppo"].pool_rule_agents == ("aggressive", "conservative")  # the practice guide's pool
+    assert p.tune.opponent == "heuristic"  # the Dou Dizhu setup's default (config.GAME_SETUP)
+    assert p.behaviour.opponents == p.behaviour.reference_agents == ("random", "greedy", "heuristic")
     assert p.behaviour.games == 300
     big2 = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     assert big2.game == "big2" and big2.tune.opponent == "heuristic" and big2.behaviour.games == 400
@@ -64,59 +67,65 @@ def ddz_dir(tmp_path, monkeypatch):
     return study_folder(tmp_path, monkeypatch, DDZ)
 
 
-def _check_match(m: dict, games: int) -> None:
-    assert m["game"] == "doudizhu" and m["rules"] == "rlcard" and m["games"] == games
-    assert len(m["opponents"]) == 2 and m["deals"] == games // 3
+def _check_duel(m: dict, deals: int, opponent: str) -> None:
+    """A duel of the learner (side A) against ``opponent`` (DouZero's protocol) on ``deals`` deals."""
+    assert m["game"] == "doudizhu" and m["rules"] == "rlcard" and m["deals"] == deals and m["games"] == 2 * deals
+    assert m["opponents"] == [opponent] and m["b"] == opponent and m["landlord_seat"] == 0
     assert "normalized_win_rate" not in m  # a team game has no chance level
-    assert set(m["by_role"]) == ROLES
-    assert all(x["games"] == games // 3 for x in m["by_role"].values())  # fixed landlord: each deal in each role
-    assert sum(x["wins"] for x in m["by_role"].values()) == m["wins"]
+    for side in ("A", "B"):
+        assert set(m[side]) == DUEL_ROLES
+        assert m[side]["landlord"]["games"] == m[side]["peasants"]["games"] == deals
+    assert m["A"]["landlord"]["wins"] + m["B"]["peasants"]["wins"] == deals  # the same games from both sides
+    assert m["paired"]["won_both"] + m["paired"]["split"] + m["paired"]["lost_both"] == deals
 
 
 def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
+    """Under a fixed landlord every match is a duel (DouZero's protocol), the tournament the
+    guide's round robin, the baseline table duels; the report shows WP and ADP by role."""
     from climbrl.cli import main
 
     p = load_params("params.yaml")
     stages.make_seeds(p)
     stages.train_learner(p, "ppo")
-    ev = stages.evaluate_learner(p, "ppo")  # tracked: a team game's matches log per role, without a chance level
-    assert ev["game"] == "doudizhu" and [m["opponents"] for m in ev["matches"]] == [["random"] * 2, ["greedy"] * 2]
-    for m in ev["matches"]:
-        _check_match(m, 6)
-    assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["pooled_games"] == 12
+    ev = stages.evaluate_learner(p, "ppo")  # tracked: a duel logs the learner's WP and ADP by role
+    assert ev["game"] == "doudizhu" and ev["protocol"] == "duel"
+    assert [m["opponents"] for m in ev["matches"]] == [["random"], ["greedy"]]
+    for m, opp in zip(ev["matches"], ("random", "greedy"), strict=True):
+        _check_duel(m, 2, opp)  # evaluate.games 6 = 2 versioned deals x 3 seats
+    assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["repeats"] == 2
+    assert ev["deep"][0]["pooled"]["deals"] == 4 and set(ev["deep"][0]["spread"]["A"]) == DUEL_ROLES
     valid = json.loads(Path("reports/validation/ppo.json").read_text())
-    assert valid["game"] == "doudizhu"
-    for m in valid["matches"]:
-        _check_match(m, 6)  # the 2 validation deals x 3 seats
+    assert valid["game"] == "doudizhu" and valid["protocol"] == "duel"
+    for m, opp in zip(valid["matches"], ("random", "greedy"), strict=True):
+        _check_duel(m, 2, opp)  # the 2 validation deals
 
     tour = stages.tournament(p)
-    assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard"
-    assert tour["participants"] == ["ppo", "random", "greedy"]  # the game's rule agents by default
-    assert tour["games"] == 6  # one group of three, 2 cyclic orders x 3 rotations
+    assert tour["game"] == "doudizhu" and tour["rules"] == "rlcard" and tour["protocol"] == "round_robin"
+    assert tour["participants"] == ["ppo", "ppo-epoch1", "random", "greedy"]  # tournament.snapshots: [ppo@1]
+    assert tour["games"] == 6 * 2 * 1  # every pair of 4, every deal twice (1 deal)
+    assert len(tour["win_rate"]["both"]) == 4 and Path("reports/tournament_pairwise.png").exists()
     assert json.loads(Path("reports/tournament.json").read_text()) == tour
 
-    beh = stages.behaviour(p)  # the window reads Big 2 only: an explicit note, not a crash nor a missing output
+    beh = stages.behaviour(p)
     assert json.loads(Path("reports/behaviour/behaviour.json").read_text()) == beh
-    assert beh["available"] is False and beh["game"] == "doudizhu" and beh["agents"] == {}
-    assert "not available for Dou Dizhu" in beh["note"]
 
     assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "3", "--workers", "1",
                  "--out", "reports"]) == 0
     base = json.loads(Path("reports/baselines.json").read_text())
-    assert base["game"] == "doudizhu" and "public_agent_note" not in base
+    assert base["game"] == "doudizhu" and base["protocol"] == "duel" and "public_agent_note" not in base
+    setup = GAME_SETUP["doudizhu"]  # every rule agent of the game (and RLCard's) against each baseline (and RLCard's)
+    agents = [*setup.rule_agents, "rlcard-rule"]
     assert [(m["agent"], m["opponents"][0]) for m in base["matches"]] == [
-        ("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy")]
-    for m in base["matches"]:
-        _check_match(m, 3)
+        (a, b) for a in agents for b in [*setup.baselines, "rlcard-rule"]]
     base_md = Path("reports/baselines.md").read_text()
-    assert "two copies of the opponent, Dou Dizhu, 3 games = 1 deals x 3 seats" in base_md
-    assert "| opponents (x2) |" in base_md and "| landlord | peasant_down | peasant_up |" in base_md
+    assert "a duel on 1 deals (seed 0) of Dou Dizhu, rules `rlcard`" in base_md
+    assert "| rlcard-rule | rlcard-rule | " in base_md
 
     from climbrl.tune import run_study
 
     study = run_study(p.tune, rules=p.rules, game=p.game, track=False)
     assert study["complete"] == 1 and 0.0 <= study["best_value"] <= 1.0
-    assert "win_rate/greedy" in Path("runs/tune/t/trial-0/metrics.csv").read_text()  # the objective's opponent
+    assert "win_rate/heuristic" in Path("runs/tune/t/trial-0/metrics.csv").read_text()  # the objective's opponent
     big2_tune = load_params(Path(__file__).resolve().parents[1] / "params.yaml").tune
     with pytest.raises(ValueError, match="study t .* holds doudizhu trials; this search plays big2"):
         run_study(big2_tune, rules="paper", storage="sqlite:///optuna.db", study_name="t", track=False)
@@ -125,38 +134,32 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert metrics["game"] == "doudizhu" and metrics["rules"] == "rlcard" and metrics["best_learner"] == "ppo"
     learner = metrics["learners"]["ppo"]
-    assert learner["games/random"] == 6 and "normalized_win_rate/random" not in learner
+    assert learner["games/random"] == 4 and "normalized_win_rate/random" not in learner
     for opp in ("random", "greedy"):
-        for role in ROLES:
+        for role in DUEL_ROLES - {"both"}:
             assert learner[f"games/{opp}/{role}"] == 2 and 0.0 <= learner[f"win_rate/{opp}/{role}"] <= 1.0
-            assert f"mean_reward/{opp}/{role}" in learner
-    assert learner["valid_games/random"] == 6
+            assert f"adp/{opp}/{role}" in learner
+    assert learner["valid_games/random"] == 4
     md = Path("reports/report.md").read_text()
     assert md.startswith("# small Dou Dizhu study\n\nGame: Dou Dizhu. Rules: `rlcard`.")
-    assert "against two copies of each baseline, 6 games (2 versioned deals x 3 seats)" in md
+    assert "DouZero's protocol: each of 2 versioned deals played twice" in md
     assert "| learner | vs 2x random | vs 2x greedy | training time | decisions/s |" in md
-    assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasant_up | " in md
-    assert "## Deep evaluation" in md and "## Model selection" in md
-    assert "three-seat games (6 games: every group of three, every deal in all 2 cyclic seat orders x 3 " \
-           "rotations)" in md
-    assert "## Interpretability window\n\nThe interpretability window is not available for Dou Dizhu" in md
-    assert "win rate against two greedy players" in md  # the Optuna section
-    assert "two copies of the opponent, Dou Dizhu" not in md and "| landlord | peasant_down |" in md  # baselines
+    assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasants | " in md
+    assert "## Deep evaluation" in md and "## Model selection" in md and "## Round robin" in md
+    assert "win rate against two heuristic players" in md  # the Optuna section
+    assert "| rlcard-rule | rlcard-rule |" in md  # the baseline table's duels
     assert "3x" not in md and "three copies" not in md and "/ 0.25" not in md and "normalized" not in md
-    assert sorted(f.name for f in Path("reports/figures").iterdir()) == [
-        "curve_greedy.png", "curve_random.png", "final_win_rates.png"]
     assert "data:image/png;base64," in Path("reports/report.html").read_text()
 
     import mlflow
 
     mlflow.set_tracking_uri("sqlite:///mlflow.db")
     runs = mlflow.search_runs(experiment_names=["ddz"])
-    assert set(runs["tags.stage"]) == {"train", "evaluate", "validate", "tournament", "behaviour", "register"}
+    assert {"train", "evaluate", "validate", "tournament", "behaviour", "register"} <= set(runs["tags.stage"])
     ev_run = runs[runs["tags.stage"] == "evaluate"].iloc[0]
-    assert "metrics.win_rate/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
+    assert "metrics.adp/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
     norm = "metrics.normalized_win_rate/random"
     assert norm not in runs.columns or runs[norm].isna().all()
-    assert runs[runs["tags.stage"] == "behaviour"]["tags.available"].tolist() == ["false"]
     from climbrl.track import load_registered_policy
 
     assert load_registered_policy("ddz-best", alias="best").net is not None

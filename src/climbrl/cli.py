@@ -1,7 +1,8 @@
 """The ``climbrl`` command line.
 
 ``moves`` (rules explorer), ``evaluate`` (an agent against three opponents over duplicate
-deals; ``--repeats`` for a deep evaluation), ``behaviour`` (the interpretability window),
+deals; ``--repeats`` for a deep evaluation), ``duel`` and ``roundrobin`` (Dou Dizhu's
+landlord-versus-peasants protocol, DouZero's WP and ADP), ``behaviour`` (the interpretability window),
 ``seeds`` (a versioned file of deal seeds), ``convert-charlesworth`` (the public agent's joblib
 weights to ``.npz``, safely), ``train``, ``tune``, ``tournament``, ``play``, ``baselines``,
 ``bench engine``, ``simulate``.
@@ -147,6 +148,43 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     res = run_match(args.agent, opponents, rules=rules, games=args.games, seed=args.seed,
                     workers=args.workers, seeds=seeds, game=args.game)
     _write_json(res, args.out, args.json, format_table([res]))
+
+
+def cmd_duel(args: argparse.Namespace) -> None:
+    if args.repeats < 1:
+        raise CliError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.repeats > 1:
+        from climbrl.evaluate.deep import deep_duel, format_deep_duel
+
+        res = deep_duel(args.agent, args.opponent, game=args.game, rules=args.rules, deals=args.deals,
+                        repeats=args.repeats, seed=args.seed, workers=args.workers)
+        _write_json(res, args.out, args.json, format_deep_duel(res))
+        return
+    from climbrl.evaluate.duel import format_duel, team_match
+
+    res = team_match(args.agent, args.opponent, game=args.game, rules=args.rules, deals=args.deals, seed=args.seed,
+                     workers=args.workers)
+    _write_json(res, args.out, args.json, format_duel(res))
+
+
+def cmd_roundrobin(args: argparse.Namespace) -> None:
+    from climbrl.evaluate.roundrobin import format_round_robin, plot_round_robin, round_robin
+    from climbrl.evaluate.tournament import split_label
+
+    participants: dict[str, str] = {}
+    for p in _names(args.participants):
+        label, spec = split_label(p)
+        if label in participants:
+            raise CliError(f"--participants: {label!r} is named twice")
+        participants[label] = spec
+    res = round_robin(participants, game=args.game, rules=args.rules, deals=args.deals, seed=args.seed,
+                      workers=args.workers, resamples=args.resamples)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "roundrobin.json").write_text(json.dumps(res, indent=2) + "\n")
+        plot_round_robin(res, str(out / "roundrobin.png"))
+    print(json.dumps(res, indent=2) if args.json else format_round_robin(res))
 
 
 def cmd_behaviour(args: argparse.Namespace) -> None:
@@ -319,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("moves", help="list the legal moves of a hand, leading or facing a play")
     m.add_argument("--game", default="big2", choices=("big2", "doudizhu"))
     m.add_argument("--rules", default=None, help=f"rules preset ({presets}; doudizhu: standard, "
-                   "openspiel, rlcard, online)")
+                   "openspiel, rlcard, online, douzero)")
     m.add_argument("--hand", required=True, help='cards, e.g. "3D 4D 10S 2S" (doudizhu: "3345567789TJQKA2B")')
     m.add_argument("--prev", help="the play to beat (leave out to lead)")
     m.add_argument("--json", action="store_true", help="print a JSON array")
@@ -347,6 +385,34 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true")
     e.add_argument("--out", help="also write the JSON result here")
     e.set_defaults(func=cmd_evaluate)
+
+    du = sub.add_parser("duel", help="Dou Dizhu, DouZero's protocol: A as landlord against two B, then B against "
+                        "two A, on every deal; WP and ADP per side and role")
+    du.add_argument("--game", default="doudizhu", choices=("doudizhu",))
+    du.add_argument("--rules", default="douzero", help="a fixed-landlord preset (default douzero; rlcard)")
+    du.add_argument("--agent", required=True, help="side A (Dou Dizhu agents, as for evaluate)")
+    du.add_argument("--opponent", required=True, help="side B")
+    du.add_argument("--deals", type=int, default=1000, help="deals, each played both ways (default 1000)")
+    du.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
+    du.add_argument("--repeats", type=int, default=1, help="deep evaluation: this many deal sets (seeds SEED, "
+                    "SEED+1, ...), mean and sd of WP and ADP over them (e.g. 20 x --deals 1000)")
+    du.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    du.add_argument("--json", action="store_true")
+    du.add_argument("--out", help="also write the JSON result here")
+    du.set_defaults(func=cmd_duel)
+
+    rr = sub.add_parser("roundrobin", help="Dou Dizhu duels between every pair: WP and ADP matrices by role, rating")
+    rr.add_argument("--game", default="doudizhu", choices=("doudizhu",))
+    rr.add_argument("--rules", default="douzero", help="a fixed-landlord preset (default douzero; rlcard)")
+    rr.add_argument("--participants", required=True,
+                    help="comma-separated agents, label=spec allowed (e.g. heur=heuristic,rl=rlcard-rule)")
+    rr.add_argument("--deals", type=int, default=1000, help="deals per pair, each played both ways (default 1000)")
+    rr.add_argument("--seed", type=int, default=0)
+    rr.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    rr.add_argument("--resamples", type=int, default=200, help="bootstrap refits for the ratings' 95%% intervals")
+    rr.add_argument("--out", help="folder for roundrobin.json and roundrobin.png (the matrices' heatmaps)")
+    rr.add_argument("--json", action="store_true")
+    rr.set_defaults(func=cmd_roundrobin)
 
     bh = sub.add_parser("behaviour", help="the interpretability window for one agent (leads, passes, 2s, ...)")
     bh.add_argument("--agent", required=True, help=f"agent ({agents})")

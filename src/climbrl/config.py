@@ -10,6 +10,7 @@ game-specific defaults (:data:`GAME_DEFAULTS`: each game's own baselines and rul
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +114,31 @@ class TrainConfig:
     """Where the learner's updates and its policy's forward passes run: ``cpu``, ``cuda`` (an
     error without a CUDA GPU) or ``auto`` (cuda when one is available, else cpu). Checkpoints
     are always written with CPU tensors."""
+    # Dou Dizhu only (games with roles and team play; another game refuses them when set)
+    role_networks: bool = False
+    """One network per role (Dou Dizhu: landlord, peasant_down, peasant_up, and one for the
+    auction's decisions) instead of one network that reads the role from the state vector."""
+    reward_cards_left: float = 0.0
+    """Terminal term: minus this x own cards left at the end / 20 (0: off)."""
+    reward_bombs_kept: float = 0.0
+    """Terminal term: plus this per bomb or rocket the seat held when play began and kept whole
+    (played as a bomb or still whole in hand; not split into other plays) (0: off)."""
+    reward_partner_win: bool = True
+    """A peasant shares its side's win (the rules' team reward); false: a peasant whose partner
+    went out gets no terminal reward (the one that went out and the losers keep theirs)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Dou Dizhu learner additions (defaults: off, the behaviour from before they existed)
+    encoder: str = ""
+    """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+search``, its move
+    vectors plus search features, :mod:`climbrl.encoders.doudizhu_search`)."""
+    bidding: str = "policy"
+    """Who makes the auction decisions of the learner's seats (rules with an auction only):
+    ``policy`` (the play network), ``rule`` (the heuristic's hand-strength bid) or ``learned``
+    (a separate bid network, :mod:`climbrl.learn.bidding`)."""
+    bid_epsilon: float = 0.1
+    """``bidding=learned``: the bid network's exploration while training (epsilon-greedy)."""
+    bid_lr: float = 1e-3
+    """``bidding=learned``: the bid network's learning rate (its own Adam optimizer)."""
 
     def __post_init__(self) -> None:
         if self.game in DEFAULT_PRESETS and self.rules == "":
@@ -136,6 +161,8 @@ class TrainConfig:
                 d[k] = list(v)
         return d
 
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainConfig) if f.default is not dataclasses.MISSING}
 
 ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "ppo": {},
@@ -165,21 +192,51 @@ class GameSetup:
 GAME_SETUP: dict[str, GameSetup] = {
     "big2": GameSetup("Big 2", ("random", "greedy", "heuristic"),
                       ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
-    "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy"), ("random", "greedy"), "greedy"),
+    "doudizhu": GameSetup("Dou Dizhu", ("random", "greedy", "heuristic"),
+                          ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
 }
 
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "big2": {},
     "doudizhu": {"eval_opponents": GAME_SETUP["doudizhu"].baselines,
                  "fixed_opponents": GAME_SETUP["doudizhu"].baselines,
-                 "pool_rule_agents": GAME_SETUP["doudizhu"].rule_agents, "eval_games": 300},
+                 "pool_rule_agents": ("aggressive", "conservative"), "eval_games": 300},
 }
-"""Per-game training defaults (Big 2's are the fields' own): the game's baselines and rule agents
-(:data:`GAME_SETUP`), and an evaluation size that is a multiple of 3."""
+"""Per-game training defaults (Big 2's are the fields' own): the game's baselines
+(:data:`GAME_SETUP`), the practice guide's opponent pool (snapshots with the aggressive and the
+conservative rule agent), and an evaluation size that is a multiple of 3."""
 
 
 def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
+
+
+BIDDING = ("policy", "rule", "learned")
+
+
+def _validate_ddz_additions(c: TrainConfig) -> None:
+    """The encoder and bidding switches (:data:`BIDDING`)."""
+    from climbrl.encoders.registry import encoder_names
+
+    if c.encoder and c.encoder not in encoder_names(c.game):
+        _fail("encoder", f"unknown {c.game} encoder {c.encoder!r} (encoders: {', '.join(encoder_names(c.game))})")
+    if c.bidding not in BIDDING:
+        _fail("bidding", f"must be one of {', '.join(BIDDING)}, got {c.bidding!r}")
+    if c.bidding != "policy" and not has_auction(c.game, c.rules):
+        _fail("bidding", f"{c.bidding!r} needs rules with an auction; {c.game}:{c.rules} has none (only 'policy')")
+    for name, low in (("bid_epsilon", 0.0), ("bid_lr", 0.0)):
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= 1 or (name == "bid_lr" and v == 0):
+            _fail(name, f"must be a number in {'(0, 1]' if name == 'bid_lr' else '[0, 1]'}, got {v!r}")
+
+
+def has_auction(game: str, rules: str) -> bool:
+    """Whether ``game`` under the preset ``rules`` picks its landlord by an auction."""
+    if game != "doudizhu":
+        return False
+    from climbrl.games.doudizhu.rules import get_rules
+
+    return get_rules(rules).landlord is None
 
 
 def _validate(c: TrainConfig) -> None:
@@ -225,9 +282,15 @@ def _validate(c: TrainConfig) -> None:
     for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "actor_lag"):
         if not isinstance(getattr(c, name), bool):
             _fail(name, f"must be true or false, got {getattr(c, name)!r}")
-    if c.actor_lag and c.actors < 2:
-        _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "
-                           f"updates), got actors={c.actors}")
+    for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "role_networks",
+                 "reward_partner_win"):
+        if not isinstance(getattr(c, name), bool):
+            _fail(name, f"must be true or false, got {getattr(c, name)!r}")
+    for name in ("reward_cards_left", "reward_bombs_kept"):
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            _fail(name, f"must be a finite number, got {v!r}")
+    _validate_game_only(c)
     from climbrl.agents.registry import AGENT_NAMES
 
     for name in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
@@ -236,6 +299,35 @@ def _validate(c: TrainConfig) -> None:
                 _fail(name, f"unknown agent {a!r}")
     if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
         _fail("fixed_opponents", "the fixed_opponents curriculum needs at least one opponent")
+    _validate_ddz_additions(c)
+    if c.actor_lag and c.actors < 2:
+        _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "
+                           f"updates), got actors={c.actors}")
+    if c.actors > 1 and c.bidding != "policy":
+        _fail("actors", f"the actors do not carry a separate bid model (bidding={c.bidding!r}): use actors=1, "
+                        "or bidding=policy")
+
+
+ROLE_FIELDS = {"role_networks": "role_networks", "reward_cards_left": "cards_left",
+               "reward_bombs_kept": "bombs_kept", "reward_partner_win": "partner_win"}
+"""The fields that only a game with roles defines, and their encoder terms (the
+:class:`~climbrl.encoders.base.RewardTerms` names the game's encoder lists in ``reward_terms``;
+``role_networks``: the encoder has two roles or more)."""
+
+
+def _validate_game_only(c: TrainConfig) -> None:
+    """Refuse a switch the game does not define (Big 2: every field of :data:`ROLE_FIELDS`)."""
+    set_fields = [k for k in ROLE_FIELDS if getattr(c, k) != _DEFAULTS[k]]
+    if not set_fields:
+        return
+    from climbrl.encoders import make_encoder
+
+    enc = make_encoder(c.game)
+    for k in set_fields:
+        ok = len(enc.roles) > 1 if k == "role_networks" else ROLE_FIELDS[k] in enc.reward_terms
+        if not ok:
+            _fail(k, f"{c.game} does not define it (a Dou Dizhu switch: roles and team rewards); leave it at "
+                     f"{_DEFAULTS[k]!r}")
 
 
 def resolve_device(name: str) -> Any:

@@ -2,6 +2,14 @@
 
 The whole file is validated before any work starts; a bad value stops the run with a
 :class:`ParamsError` naming the key (``train.ppo.lr: must be positive, got -1``).
+
+Studies: the top level is the main study (Big 2's); ``studies:`` holds further studies beside it,
+each a mapping of the same sections (``studies.doudizhu.game: doudizhu`` ...), run by the same
+stages (``python -m pipeline train ppo --study doudizhu``). A study's sections are its own: a
+section it leaves out takes the defaults of its game, not the main study's values, except
+``tracking``, which it inherits with the study's name appended to the experiment and the
+registered model. A study is named in a *params spec*, ``params.yaml#doudizhu`` (:func:`load_params`),
+the one string that the pipeline passes from stage to stage (and to Dask workers).
 """
 
 from __future__ import annotations
@@ -16,7 +24,10 @@ from climbrl.config import ALGOS, CURRICULA, GAME_SETUP, ConfigError, TrainConfi
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
 SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
-            "tracking", "ablation", "behaviour")
+            "tracking", "ablation", "behaviour", "studies")
+STUDY_SECTIONS = tuple(k for k in SECTIONS if k not in ("ablation", "studies", "simulate"))
+"""The sections a study beside the main one may hold (the ablations and the engine's random-play
+statistics belong to the main study)."""
 
 
 class ParamsError(ValueError):
@@ -121,6 +132,8 @@ class Params:
     behaviour: BehaviourParams
     raw: dict[str, Any] = field(repr=False)
     game: str = "big2"
+    study: str = ""
+    """The study's name under ``studies:`` ("" for the main study at the top level)."""
 
     def learners(self) -> list[str]:
         return list(self.train)
@@ -133,12 +146,19 @@ def _section(raw: dict, name: str) -> dict:
     return v
 
 
-def parse_params(raw: dict[str, Any]) -> Params:
+def parse_params(raw: dict[str, Any], study: str = "") -> Params:
+    """The main study of ``raw`` (a whole params.yaml), or the study ``study`` under its ``studies``."""
     if not isinstance(raw, dict):
         raise ParamsError("params.yaml must be a mapping of sections")
     for key in raw:
         if key not in SECTIONS:
             raise ParamsError(f"{key}: unknown section (sections: {', '.join(SECTIONS)})")
+    if study:
+        return _parse_study(raw, study)
+    return _parse({k: v for k, v in raw.items() if k != "studies"})
+
+
+def _parse(raw: dict[str, Any], study: str = "") -> Params:
     game = raw.get("game", "big2")
     if not isinstance(game, str) or game not in DEFAULT_PRESETS:
         raise ParamsError(f"game: unknown game {game!r} (games: {', '.join(DEFAULT_PRESETS)})")
@@ -208,7 +228,32 @@ def parse_params(raw: dict[str, Any]) -> Params:
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
-                  _behaviour(_section(raw, "behaviour"), game), raw, game)
+                  _behaviour(_section(raw, "behaviour"), game), raw, game, study)
+
+
+def study_names(raw: dict[str, Any]) -> list[str]:
+    return list(_section(raw, "studies"))
+
+
+def _parse_study(raw: dict[str, Any], study: str) -> Params:
+    studies = _section(raw, "studies")
+    if study not in studies:
+        raise ParamsError(f"studies.{study}: no such study (studies: {', '.join(studies) or 'none'})")
+    own = studies[study]
+    if not isinstance(own, dict):
+        raise ParamsError(f"studies.{study}: must be a mapping of sections")
+    for key in own:
+        if key not in STUDY_SECTIONS:
+            raise ParamsError(f"studies.{study}.{key}: unknown section (a study's sections: "
+                              f"{', '.join(STUDY_SECTIONS)})")
+    tracking = dict(_section(raw, "tracking"))
+    for key in ("experiment", "register_model"):
+        if isinstance(tracking.get(key), str):
+            tracking[key] = f"{tracking[key]}-{study}"
+    try:
+        return _parse({"tracking": tracking, **own}, study)
+    except ParamsError as e:
+        raise ParamsError(f"studies.{study}.{e}") from None
 
 
 def _agent_list(b: dict, key: str, section: str = "behaviour", game: str = "big2") -> tuple[str, ...]:
@@ -261,12 +306,19 @@ def _ablation(a: dict) -> AblationParams:
     return AblationParams(**ints, entropy=tuple(float(v) for v in ent), curriculum=tuple(cur))
 
 
+def split_spec(spec: str | Path) -> tuple[Path, str]:
+    """``params.yaml#doudizhu`` -> (the file, the study name; "" for the main study)."""
+    path, _, study = str(spec).partition("#")
+    return Path(path), study
+
+
 def load_params(path: str | Path = "params.yaml") -> Params:
-    path = Path(path)
+    """The params of a params spec: a file (its main study) or ``FILE#STUDY``."""
+    path, study = split_spec(path)
     if not path.exists():
         raise ParamsError(f"{path}: not found")
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: not valid YAML: {e}") from None
-    return parse_params(raw or {})
+    return parse_params(raw or {}, study)

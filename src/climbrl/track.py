@@ -263,6 +263,9 @@ def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[st
             for role, r in m.get("by_role", {}).items():
                 for k in ("win_rate", "win_rate_low", "win_rate_high", "mean_reward", "games"):
                     mlflow.log_metric(f"{k}/{opp}/{role}", r[k])
+            for role, r in m.get("A", {}).items():  # a duel (DouZero's protocol): the learner's side by role
+                for k in ("win_rate", "win_rate_low", "win_rate_high", "adp", "games"):
+                    mlflow.log_metric(f"{k}/{opp}/{role}", r[k])
         mlflow.set_tags({"algo": algo, "stage": stage, "git_commit": git_commit(), **(tags or {})})
         mlflow.log_artifact(str(path))
         return run.info.run_id

@@ -4,7 +4,9 @@ An encoder turns a batch of :class:`~climbrl.agents.base.Decision` into the arra
 learner reads: one state vector per decision (``state_dim`` floats) and one vector per legal
 move (``move_dim`` floats), the moves of decision ``b`` being rows ``offsets[b]:offsets[b+1]``
 in the decision's move order. It also holds the game's optional reward terms (per-decision
-shaping, the card-count score), since they read the game's observations. Learners, replay
+shaping, the card-count score, the terminal terms of :class:`RewardTerms`) and the game's roles
+(one network per role: :attr:`Encoder.roles`, read from the state vector's
+:attr:`Encoder.role_columns`), since they read the game's observations. Learners, replay
 buffers, runners and checkpoints know an encoder only through this protocol and its name: a
 checkpoint records ``game`` and ``encoder`` (``name``, ``version``) and loading it for another
 game or another encoder version is an :class:`EncoderError`.
@@ -13,6 +15,7 @@ game or another encoder version is an :class:`EncoderError`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,6 +23,25 @@ import numpy as np
 
 class EncoderError(ValueError):
     """An encoder that does not exist or does not fit a game or checkpoint."""
+
+
+@dataclass(frozen=True)
+class RewardTerms:
+    """The terminal reward terms a game's encoder may add to a seat's final reward (each off by
+    default; :meth:`Encoder.final_reward`). Dou Dizhu's meanings: :class:`climbrl.encoders.
+    doudizhu.DdzEncoder`; a game whose encoder does not list a term in ``reward_terms`` refuses it."""
+
+    cards_left: float = 0.0
+    """Times the seat's own cards left at the end / the game's hand scale, subtracted."""
+    bombs_kept: float = 0.0
+    """Times the number of the seat's bombs kept whole, added."""
+    partner_win: bool = True
+    """False: a seat whose teammate went out gets no terminal reward for the team's win."""
+
+    def active(self) -> list[str]:
+        """The names of the terms that differ from their defaults (off)."""
+        off = RewardTerms()
+        return [k for k in ("cards_left", "bombs_kept", "partner_win") if getattr(self, k) != getattr(off, k)]
 
 
 class Encoder(Protocol):
@@ -30,6 +52,14 @@ class Encoder(Protocol):
     """Bumped whenever a vector's meaning changes: a checkpoint of another version cannot load."""
     state_dim: int
     move_dim: int
+    roles: tuple[str, ...]
+    """The roles a seat can play (one network each with ``role_networks``); one for a game
+    without roles."""
+    role_columns: tuple[int, ...]
+    """Per role, the state-vector column that is 1 exactly when the acting seat has that role
+    (one-hot over these columns); empty for a game without roles."""
+    reward_terms: tuple[str, ...]
+    """The :class:`RewardTerms` this game defines (the others are refused)."""
 
     def encode(self, decisions: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states [B, state_dim], moves [R, move_dim], offsets [B + 1]), float32 / int64."""
@@ -43,6 +73,15 @@ class Encoder(Protocol):
         """The card-count final reward (``card_score_reward``) of ``seat`` in a finished game."""
         ...
 
+    def role_index(self, states: np.ndarray) -> np.ndarray:
+        """The acting seat's role (an index into :attr:`roles`) of each state row, int64 [B]."""
+        ...
+
+    def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
+        """``seat``'s terminal reward in the finished game ``state`` from its ``base`` (the
+        rules' return or the card-count score) and the active ``terms``."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """``{"game", "name", "version", "state_dim", "move_dim"}`` (what a checkpoint records)."""
         ...
@@ -54,16 +93,31 @@ def describe(enc: Encoder) -> dict[str, Any]:
 
 
 class RecordedEncoder:
-    """What every encoder shares: :meth:`describe`, the record a checkpoint keeps of it."""
+    """What every encoder shares: :meth:`describe`, the record a checkpoint keeps of it, and by
+    default one role and no terminal reward terms."""
 
     game: str
     name: str
     version: int
     state_dim: int
     move_dim: int
+    roles: tuple[str, ...] = ("player",)
+    role_columns: tuple[int, ...] = ()
+    reward_terms: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         return describe(self)
+
+    def role_index(self, states: np.ndarray) -> np.ndarray:
+        if not self.role_columns:
+            return np.zeros(len(states), dtype=np.int64)
+        return np.argmax(np.asarray(states)[:, list(self.role_columns)], axis=1).astype(np.int64)
+
+    def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
+        unknown = [k for k in terms.active() if k not in self.reward_terms]
+        if unknown:
+            raise EncoderError(f"{self.game} defines no reward term {', '.join(unknown)}")
+        return base
 
 
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.base import Decision
-from climbrl.encoders.base import RecordedEncoder
+from climbrl.encoders.base import RecordedEncoder, RewardTerms
 from climbrl.games.doudizhu.moves import (
     FIRST_PLAY,
     NUM_RANKS,
@@ -248,6 +248,37 @@ def encode_decisions(decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndar
 
 
 LEAD_BONUS = 0.05
+ROLES = ("landlord", "peasant_down", "peasant_up", "auction")
+"""The roles of ``role_networks``: the game's three (``peasant_down`` acts right after the
+landlord, ``peasant_up`` right before it) and ``auction``, every decision before there is a
+landlord (all seats' role is ``none`` then), which gets a network of its own: bidding is another
+task than playing, and no play role is known yet."""
+ROLE_COLUMNS = (S_ROLE + 0, S_ROLE + 3 * 2 + 0, S_ROLE + 3 * 1 + 0, S_ROLE + 2)
+"""Per role of :data:`ROLES`, the state column that is 1 exactly then: the acting seat is the
+landlord; the seat before it (relative seat 2) is; the seat after it (relative seat 1) is; the
+acting seat's role is none. Exactly one of the four is 1 in every state."""
+
+
+def bombs_dealt_and_kept(state: Any, seat: int) -> tuple[int, int]:
+    """(bombs and rockets ``seat`` held when play began, those of them it kept whole).
+
+    The hand at the start of play is what it holds now plus what it played (the kitty included
+    for the landlord). A bomb (four of a rank) or the rocket is kept whole unless the seat made
+    a play, other than a bomb or the rocket, with a card of it: a four with two, or the rank's
+    cards split into smaller combinations (the encoder's "breaks a bomb", move column 80).
+    Played as a bomb or still whole in hand at the end both count as kept."""
+    obs = state.observation(seat)
+    start = np.asarray(obs.hand, dtype=np.int16) + np.asarray(obs.played[seat], dtype=np.int16)
+    bomb = start[:13] == 4  # ranks held four times
+    rocket = bool(start[13] and start[14])
+    table = state.game.table
+    broken = np.zeros(NUM_RANKS, dtype=bool)
+    for s, m in obs.history:
+        if s == seat and m and table.type[m] < TYPE_BOMB:  # a play (not a pass), neither bomb nor rocket
+            broken |= np.asarray(table.counts[m]) > 0
+    dealt = int(bomb.sum()) + rocket
+    kept = int((bomb & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
+    return dealt, kept
 
 
 class DdzEncoder(RecordedEncoder):
@@ -260,6 +291,27 @@ class DdzEncoder(RecordedEncoder):
     side's cards: the landlord's when the peasants win, both peasants' together when the
     landlord wins), so a peasant is scored by its team's cards; 0 for everyone when nobody won.
     It is not zero-sum (two peasants share one side), like the ``win_loss`` returns.
+
+    Roles (``role_networks``): :data:`ROLES`, read from the state's role block (:data:`ROLE_COLUMNS`).
+
+    Terminal reward terms (:class:`~climbrl.encoders.base.RewardTerms`, each off by default), on
+    top of the base (the rules' return: with ``reward: score`` the stake times the bomb and spring
+    multipliers; or the card-count score), in a deal that had a landlord (a deal that ended
+    without one keeps its base, 0):
+
+    ``cards_left``
+        minus ``cards_left`` x (own cards left at the end) / 20: going out, or nearly, pays even
+        in a lost game. Only the seat's own hand counts (a peasant whose partner went out is
+        charged for its own cards).
+    ``bombs_kept``
+        plus ``bombs_kept`` x the bombs and rockets the seat held when play began and kept whole
+        (played as a bomb, or still whole in hand at the end; see :func:`bombs_dealt_and_kept`),
+        win or lose. It discourages wasting a bomb by breaking it into small plays (or a four
+        with two); whether to play it is left to the score, which a bomb doubles.
+    ``partner_win``
+        True (the rules' team reward): a peasant shares its side's result. False: a peasant whose
+        partner went out gets no base reward (0); a peasant that went out itself, a losing
+        peasant and the landlord keep theirs.
     """
 
     game = "doudizhu"
@@ -267,9 +319,25 @@ class DdzEncoder(RecordedEncoder):
     version = 1
     state_dim = STATE_DIM
     move_dim = MOVE_DIM
+    roles = ROLES
+    role_columns = ROLE_COLUMNS
+    reward_terms = ("cards_left", "bombs_kept", "partner_win")
 
     def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return encode_decisions(decisions)
+
+    def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
+        super().final_reward(state, seat, base, terms)  # refuses a term this game lacks
+        if state.winner < 0 or state.landlord < 0:
+            return base
+        r = base
+        if not terms.partner_win and seat != state.winner and seat in state.result().winners:
+            r = 0.0
+        if terms.cards_left:
+            r -= terms.cards_left * state.cards_left()[seat] / MAX_CARDS
+        if terms.bombs_kept:
+            r += terms.bombs_kept * bombs_dealt_and_kept(state, seat)[1]
+        return float(r)
 
     def shaping(self, decision: Decision) -> float:
         obs = decision.observation

@@ -43,6 +43,8 @@ def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2, public_
     rows = []
     start = time.perf_counter()
     missing = public_agent_missing() if public_agent else None
+    if duel_rules(game, rules):
+        return _duel_table(game, rules, games, seed, workers)
     for agent in setup.rule_agents:
         for opp in setup.baselines:
             rows.append(run_match(agent, [opp], rules=rules, games=games, seed=seed, workers=workers, game=game))
@@ -59,12 +61,60 @@ def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2, public_
     return report
 
 
+def duel_rules(game: str, rules: str) -> bool:
+    """Whether ``game`` under ``rules`` is judged by DouZero's protocol (a team game with a fixed
+    landlord seat: :mod:`climbrl.evaluate.duel`)."""
+    from climbrl.games.registry import make_game
+
+    g = make_game(f"{game}:{rules}")
+    return len(g.roles) > 1 and getattr(getattr(g, "rules", None), "landlord", None) is not None
+
+
+def _duel_table(game: str, rules: str, games: int, seed: int, workers: int) -> dict[str, Any]:
+    """A fixed-landlord team game's table: every rule agent (and RLCard's rule agent, when its
+    optional package is installed) in a duel against each baseline and RLCard's, ``games //
+    players`` deals each, every deal once with the agent as landlord and once as the peasants.
+    RLCard's rule agent against itself is the reference its own README measures (rule vs rule)."""
+    from climbrl.agents.external.rlcard_rule import SPEC, rlcard_missing
+    from climbrl.evaluate.duel import team_match
+
+    setup = GAME_SETUP[game]
+    missing = rlcard_missing()
+    outside = [] if missing else [SPEC]
+    start = time.perf_counter()
+    deals = games // num_players(game)
+    rows = [team_match(agent, opp, game=game, rules=rules, deals=deals, seed=seed, workers=workers,
+                       per_deal=False) | {"agent": agent, "opponents": [opp]}
+            for agent in [*setup.rule_agents, *outside] for opp in [*setup.baselines, *outside]]
+    report: dict[str, Any] = {"game": game, "protocol": "duel", "rules": rules, "deals_per_match": deals,
+                              "games_per_match": 2 * deals, "seed": seed, "seconds": time.perf_counter() - start,
+                              "matches": rows}
+    if missing:
+        report["outside_agent_note"] = f"RLCard's rule agent is left out: {missing}."
+    return report
+
+
+def _duel_markdown(report: dict[str, Any]) -> str:
+    lines = ["| agent | opponent | landlord WP | peasants WP | WP (both) | ADP (both) |", "|---|---|---|---|---|---|"]
+    for r in report["matches"]:
+        a = r["A"]
+        cells = [f"{a[x]['win_rate']:.3f} [{a[x]['win_rate_low']:.3f}, {a[x]['win_rate_high']:.3f}]"
+                 for x in ("landlord", "peasants", "both")]
+        lines.append(f"| {r['agent']} | {r['opponents'][0]} | " + " | ".join(cells) +
+                     f" | {a['both']['adp']:+.3f} [{a['both']['adp_low']:+.3f}, {a['both']['adp_high']:+.3f}] |")
+    if report.get("outside_agent_note"):
+        lines += ["", report["outside_agent_note"]]
+    return "\n".join(lines) + "\n"
+
+
 def _roles(report: dict[str, Any]) -> list[str]:
     """The roles of a team game's table, in the order of the first match that holds them."""
     return list(dict.fromkeys(role for r in report["matches"] for role in r.get("by_role", {})))
 
 
 def to_markdown(report: dict[str, Any]) -> str:
+    if report.get("protocol") == "duel":
+        return _duel_markdown(report)
     opponents = num_players(report.get("game", "big2")) - 1
     roles = _roles(report)
     lines = [
@@ -94,6 +144,14 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "baselines.json").write_text(json.dumps(report, indent=2) + "\n")
     game = report.get("game", "big2")
+    if report.get("protocol") == "duel":
+        head = (f"# Baselines\n\nEach row: a duel on {report['deals_per_match']} deals (seed {report['seed']}) of "
+                f"{GAME_SETUP[game].title}, rules `{report['rules']}` (DouZero's protocol): the agent as landlord "
+                "against two copies of the opponent, then as both peasants against it, on the same cards. WP with "
+                "its 95% interval (Wilson by role; over both roles, normal on the per-deal values); ADP, DouZero's "
+                "average difference in points (+/-2 x 2^bombs per game).\n\n")
+        (out / "baselines.md").write_text(head + to_markdown(report))
+        return
     n = num_players(game)
     g = report["games_per_match"]
     scale = ("by role: the agent's win rate in that role and its number of games" if _roles(report)

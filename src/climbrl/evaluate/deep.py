@@ -4,6 +4,11 @@ One match of ``games`` games has a binomial interval; repeating it with ``repeat
 deal seeds shows the spread a reader would see between evaluation runs, and pools all games into
 one tighter interval. Repeat ``r`` uses deal seed ``seed + r`` (deals from :func:`deal_seeds`),
 so every repeat is reproducible on its own.
+
+:func:`deep_duel` does the same for Dou Dizhu's landlord-versus-peasants protocol
+(:mod:`climbrl.evaluate.duel`): repeat ``r`` is ``team_match(seed=seed + r)``, and WP and ADP are
+given per side and role as mean +- standard deviation over the repeats, and pooled over every
+deal with their intervals.
 """
 
 from __future__ import annotations
@@ -13,7 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from climbrl.evaluate.match import run_match
+from climbrl.agents.runner import deal_seeds
+from climbrl.evaluate.duel import (
+    ROLES,
+    SIDES,
+    DuelGame,
+    check_specs,
+    duel_game_name,
+    duel_tasks,
+    play_duel_chunk,
+    summarize_duel,
+)
+from climbrl.evaluate.match import map_tasks, run_match
 from climbrl.evaluate.stats import wilson_interval
 
 
@@ -49,3 +65,54 @@ def format_deep(r: dict[str, Any]) -> str:
             f"{r['repeats']} repeats of {r['games_per_repeat']} games; range {r['win_rate_min']:.3f}-"
             f"{r['win_rate_max']:.3f}); pooled {r['pooled_win_rate']:.3f} [{r['pooled_low']:.3f}, "
             f"{r['pooled_high']:.3f}] over {r['pooled_games']} games")
+
+
+def deep_duel(a_spec: str, b_spec: str, game: str = "doudizhu", rules: str = "douzero", deals: int = 1000,
+              repeats: int = 20, seed: int = 0, workers: int = 1) -> dict[str, Any]:
+    """``repeats`` duels of ``deals`` deals on independent deal sets (repeat ``r``: seed
+    ``seed + r``, the same games as ``team_match(seed=seed + r)``), all chunks on one pool.
+
+    ``spread[side][role]``: mean and standard deviation over the repeats of WP and ADP (and
+    their per-repeat values); ``pooled``: the duel summary of every deal of every repeat."""
+    if repeats < 2:
+        raise ValueError(f"repeats must be >= 2 to give a spread, got {repeats}")
+    if deals < 1:
+        raise ValueError(f"deals must be >= 1, got {deals}")
+    name = duel_game_name(game, rules)
+    check_specs([a_spec, b_spec], name)
+    tasks = [(r, t) for r in range(repeats)
+             for t in duel_tasks(a_spec, b_spec, name, seed + r, deal_seeds(seed + r, deals))]
+    parts = map_tasks(play_duel_chunk, [t for _, t in tasks], workers)
+    runs: list[list[DuelGame]] = [[] for _ in range(repeats)]
+    for (r, _), part in zip(tasks, parts, strict=True):
+        runs[r] += part
+    per_repeat = [summarize_duel(games) for games in runs]
+    spread: dict[str, dict[str, Any]] = {}
+    for side in SIDES:
+        spread[side] = {}
+        for role in ROLES:
+            wp = np.array([x[side][role]["win_rate"] for x in per_repeat])
+            adp = np.array([x[side][role]["adp"] for x in per_repeat])
+            spread[side][role] = {"win_rate_mean": float(wp.mean()), "win_rate_std": float(wp.std(ddof=1)),
+                                  "adp_mean": float(adp.mean()), "adp_std": float(adp.std(ddof=1)),
+                                  "win_rates": wp.tolist(), "adps": adp.tolist()}
+    pooled = summarize_duel([g._replace(deal=r * deals + g.deal) for r, games in enumerate(runs) for g in games])
+    g, _, preset = name.partition(":")
+    return {"a": a_spec, "b": b_spec, "game": g, "rules": preset, "seed": seed, "repeats": repeats,
+            "deals_per_repeat": deals, "repeat_seeds": [seed + r for r in range(repeats)], "spread": spread,
+            "pooled": pooled}
+
+
+def format_deep_duel(r: dict[str, Any]) -> str:
+    lines = [f"A = {r['a']} vs B = {r['b']}: {r['game']} rules {r['rules']}, {r['repeats']} repeats of "
+             f"{r['deals_per_repeat']} deals (seeds {r['seed']}..{r['seed'] + r['repeats'] - 1})",
+             f"{'side':<5} {'role':<9} {'WP mean +- sd':>15} {'pooled WP [95% CI]':>26} {'ADP mean +- sd':>16} "
+             f"{'pooled ADP [95% CI]':>28}"]
+    for side in SIDES:
+        for role in ROLES:
+            s, p = r["spread"][side][role], r["pooled"][side][role]
+            lines.append(f"{side:<5} {role:<9} {s['win_rate_mean']:7.3f} +- {s['win_rate_std']:.3f} "
+                         f"{p['win_rate']:7.3f} [{p['win_rate_low']:.3f}, {p['win_rate_high']:.3f}] "
+                         f"{s['adp_mean']:+7.3f} +- {s['adp_std']:.3f} "
+                         f"{p['adp']:+7.3f} [{p['adp_low']:+.3f}, {p['adp_high']:+.3f}]")
+    return "\n".join(lines)

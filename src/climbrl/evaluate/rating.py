@@ -107,6 +107,54 @@ def bootstrap_ratings(rankings: Sequence[Sequence[int]], deals: Sequence[int], n
     return low, high
 
 
+def bradley_terry(wins: np.ndarray, prior_games: int = 1, start: np.ndarray | None = None) -> np.ndarray:
+    """Log-strengths (centred) from two-player games given as counts, ``wins[i, j]`` = games ``i``
+    won against ``j``: the optimum of :func:`plackett_luce` on the same games as two-player
+    rankings (same model, same prior), computed from the counts (choix's dense I-LSR), so its
+    cost does not grow with the number of games."""
+    import choix
+
+    w = np.asarray(wins, dtype=float)
+    n = w.shape[0]
+    if w.shape != (n, n) or n < 2 or (w < 0).any():
+        raise ValueError(f"wins must be a square matrix of counts >= 0 for at least 2 participants, got {w.shape}")
+    if prior_games < 0:
+        raise ValueError(f"prior_games must be >= 0, got {prior_games}")
+    w = w * (1 - np.eye(n)) + prior_games * (1 - np.eye(n))
+    theta = choix.ilsr_pairwise_dense(w, initial_params=start, max_iter=1000, tol=1e-10)
+    return theta - theta.mean()
+
+
+def bootstrap_pairs(winners: Sequence[int], losers: Sequence[int], deals: Sequence[int], n: int,
+                    resamples: int = 200, seed: int = 0, level: float = 0.95,
+                    prior_games: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bootstrap_ratings` for two-player games (winner, loser, deal), through
+    :func:`bradley_terry`: the same two-stage resampling, with the games sorted first."""
+    if not len(winners) == len(losers) == len(deals):
+        raise ValueError(f"{len(winners)} winners, {len(losers)} losers, {len(deals)} deal indices")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    games = np.array(sorted(zip((int(d) for d in deals), (int(w) for w in winners), (int(x) for x in losers),
+                                strict=True)), dtype=np.int64).reshape(-1, 3)
+    _, first, counts = np.unique(games[:, 0], return_index=True, return_counts=True)
+    full = np.zeros((n, n))
+    np.add.at(full, (games[:, 1], games[:, 2]), 1)
+    start = bradley_terry(full, prior_games)
+    rng = np.random.default_rng(seed)
+    samples = np.empty((resamples, n))
+    for b in range(resamples):
+        picked = rng.integers(len(first), size=len(first))
+        idx = np.concatenate([first[g] + rng.integers(counts[g], size=counts[g]) for g in picked])
+        m = np.zeros((n, n))
+        np.add.at(m, (games[idx, 1], games[idx, 2]), 1)
+        samples[b] = elo(bradley_terry(m, prior_games, start=start))
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
+    return low, high
+
+
 def _game(r: Sequence[int] | Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
     """A game as a tuple of rankings (a plain ranking is a game of one; an empty one, a game that
     ranked nobody, such as a deal nobody won, has none)."""
@@ -117,4 +165,4 @@ def _game(r: Sequence[int] | Sequence[Sequence[int]]) -> tuple[tuple[int, ...], 
     return (tuple(int(p) for p in r),)  # type: ignore[arg-type]
 
 
-__all__ = ["plackett_luce", "elo", "bootstrap_ratings", "ELO_BASE", "ELO_SCALE"]
+__all__ = ["plackett_luce", "bradley_terry", "bootstrap_pairs", "elo", "bootstrap_ratings", "ELO_BASE", "ELO_SCALE"]

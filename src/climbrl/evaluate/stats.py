@@ -23,6 +23,19 @@ def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tup
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def mean_interval(values: Sequence[float], z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of ``values`` with its normal 95% interval (sample standard
+    deviation); the interval is NaN for fewer than two values."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("the mean of no values")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, float("nan"), float("nan")
+    half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return mean, mean - half, mean + half
+
+
 def _mean_squares(table: np.ndarray) -> tuple[float, float]:
     """(between-seed, residual) mean squares of a seeds x deals table (two-way crossed layout, one
     value per cell); the residual is the seed x deal interaction plus the games' own noise."""

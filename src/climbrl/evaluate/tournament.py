@@ -228,11 +228,9 @@ def format_leaderboard(res: dict[str, Any]) -> str:
 
 
 def plot_pairwise(res: dict[str, Any], path: str) -> None:
-    import matplotlib
+    from climbrl.evaluate.heatmap import draw_matrix, pyplot, short_labels
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     specs = [r["participant"] for r in res["leaderboard"]]
     m = np.full((len(specs), len(specs)), np.nan)
     for i, a in enumerate(specs):
@@ -240,15 +238,7 @@ def plot_pairwise(res: dict[str, Any], path: str) -> None:
             if i != j:
                 m[i, j] = res["pairwise"][f"{a}>{b}"]["rate"]
     fig, ax = plt.subplots(figsize=(1 + 0.6 * len(specs), 0.8 + 0.5 * len(specs)))
-    im = ax.imshow(m, cmap="RdBu", vmin=0, vmax=1)
-    labels = [s.split("/")[-1][:18] for s in specs]
-    ax.set_xticks(range(len(specs)), labels, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(specs)), labels, fontsize=7)
-    for i in range(len(specs)):
-        for j in range(len(specs)):
-            if i != j:
-                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6)
-    ax.set_title("row finished ahead of column")
+    im = draw_matrix(ax, m, short_labels(specs), "row finished ahead of column", 0, 1)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

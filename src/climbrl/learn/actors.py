@@ -12,6 +12,9 @@ for them in the training process, where every distinct agent travels once:
 * any other agent (the rule agents of ``fixed_opponents`` and ``opponent_pool``) pickled as it is
   (rule agents draw only from the seat's random stream, so a copy plays as the original).
 
+A separate bid model (``bidding`` rule or learned) does not travel: the config refuses
+``actors > 1`` with it (its seats are wrapped and its bids collected in the training process).
+
 The actor plays its slice in lockstep with the same :func:`~climbrl.learn.rollout.collect` as the
 training process and returns the learner's decisions; the slices' rollouts joined in order are
 ordered by (game, seat, time) like a single-process rollout. The games are the same for every
@@ -48,8 +51,9 @@ import torch
 
 from climbrl.agents.base import Agent
 from climbrl.encoders import Encoder
+from climbrl.encoders.base import RewardTerms
 from climbrl.games.registry import make_game
-from climbrl.learn.network import ActionInNet
+from climbrl.learn.network import make_net
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.rollout import Rollout, collect
 from climbrl.threads import worker_init
@@ -89,7 +93,7 @@ class NetSpec:
 
     def build(self, device: str) -> PolicyAgent:
         cfg = {"state_dim": self.encoder.state_dim, "move_dim": self.encoder.move_dim, **self.net_config}
-        net = ActionInNet(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
+        net = make_net(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
         net.load_state_dict({k: torch.from_numpy(v) for k, v in self.weights.items()})
         return PolicyAgent(net.to(device).eval(), self.encoder, mode=self.mode, epsilon=self.epsilon, name=self.name,
                            record=self.record, scores_are_logits=self.scores_are_logits)
@@ -113,10 +117,11 @@ def pack(seatings: Sequence[Sequence[Agent]], learner: PolicyAgent) -> tuple[lis
 
 def play_slice(task: tuple) -> tuple[Rollout, int]:
     """An actor's work: rebuild the agents, play the slice's games, collect the learner's decisions."""
-    game_name, table, seats, learner_ix, seeds, seat_seeds, shaping, card_score, device = task
+    game_name, table, seats, learner_ix, seeds, seat_seeds, shaping, card_score, terms, device = task
     agents = [a.build(device) if isinstance(a, NetSpec) else a for a in table]
     seatings = [[agents[i] for i in seating] for seating in seats]
-    return collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping, card_score)
+    return collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping, card_score,
+                   terms)
 
 
 def _died(e: BaseException) -> ActorError:
@@ -130,6 +135,8 @@ class Pending:
     def __init__(self, futures: list[Future] | None = None, done: tuple[Rollout, int] | None = None) -> None:
         self.futures = futures or []
         self.done = done
+        self.bid_batch: Any = None
+        """The separate bid model's batch of these games (played in the training process only)."""
 
     def result(self) -> tuple[Rollout, int]:
         """The learner's decisions of the games and every seat's decision count (waits)."""
@@ -154,7 +161,8 @@ class ActorPool:
         self.pool = ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"), initializer=worker_init)
 
     def submit(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
-               learner: PolicyAgent, shaping: bool = False, card_score: bool = False) -> Pending:
+               learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
+               terms: RewardTerms | None = None) -> Pending:
         """Start the games of :func:`~climbrl.learn.rollout.collect` on the actors and return at
         once; the agents' weights are copied now, so the caller may update them meanwhile."""
         futures = []
@@ -163,16 +171,17 @@ class ActorPool:
                 table, seats, learner_ix = pack(seatings[lo:hi], learner)
                 futures.append(self.pool.submit(play_slice, (
                     self.game_name, table, seats, learner_ix, list(seeds[lo:hi]),
-                    [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, self.device)))
+                    [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, terms, self.device)))
         except BrokenProcessPool as e:
             raise _died(e) from None
         return Pending(futures)
 
     def collect(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
-                learner: PolicyAgent, shaping: bool = False, card_score: bool = False) -> tuple[Rollout, int]:
+                learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
+                terms: RewardTerms | None = None) -> tuple[Rollout, int]:
         """The games of :func:`~climbrl.learn.rollout.collect`, split over the actors; the same
         rollout up to the last bits of the behaviour's scores (see the module's docstring)."""
-        return self.submit(seatings, seeds, seat_seeds, learner, shaping, card_score).result()
+        return self.submit(seatings, seeds, seat_seeds, learner, shaping, card_score, terms).result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

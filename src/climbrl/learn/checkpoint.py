@@ -2,7 +2,9 @@
 
 A checkpoint holds the learner (network, optimizer, target network, counters), the
 curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
-the config it was trained with, and the game and encoder (``encoder``: name, version, sizes) its
+the config it was trained with (``net_config``: the network's shape, with ``roles`` and
+``role_columns`` for one network per role; a record without them is one network), and the game
+and encoder (``encoder``: name, version, sizes) its
 network reads; a checkpoint without them was written before the second game and is Big 2's (its
 only encoder then, :data:`climbrl.encoders.base.LEGACY`). Missing, corrupt or mismatched files raise
 :class:`CheckpointError` with the path and the reason. :func:`resume_conflicts` is the one rule
@@ -21,7 +23,7 @@ import torch
 from climbrl.config import TrainConfig
 from climbrl.encoders import Encoder, EncoderError, make_encoder
 from climbrl.encoders.base import LEGACY, check_fits, describe
-from climbrl.learn.network import ActionInNet
+from climbrl.learn.network import Net, make_net
 
 FORMAT = "climbrl-checkpoint"
 VERSION = 1
@@ -122,7 +124,7 @@ def load(path: str | Path) -> dict[str, Any]:
     return obj
 
 
-def network_payload(net: ActionInNet, algo: str, epoch: int, encoder: Encoder) -> dict[str, Any]:
+def network_payload(net: Net, algo: str, epoch: int, encoder: Encoder) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "algo": algo, "epoch": epoch, "encoder": describe(encoder),
             "net_config": net.config(), "net": net.state_dict()}
 
@@ -133,7 +135,7 @@ def recorded_encoder(obj: dict[str, Any]) -> dict[str, Any]:
     return dict(enc) if isinstance(enc, dict) else dict(LEGACY)
 
 
-def load_network(path: str | Path, game: str | None = None) -> tuple[ActionInNet, dict[str, Any], Encoder]:
+def load_network(path: str | Path, game: str | None = None) -> tuple[Net, dict[str, Any], Encoder]:
     """The policy network stored in a checkpoint (full or network-only), its metadata and its
     encoder. With ``game``, a checkpoint trained for another game is a :class:`CheckpointError`."""
     obj = load(path)
@@ -145,12 +147,20 @@ def load_network(path: str | Path, game: str | None = None) -> tuple[ActionInNet
     if game is not None and rec.get("game") != game.partition(":")[0]:
         raise CheckpointError(f"{path} was trained for {rec.get('game')}, not {game.partition(':')[0]}")
     try:
-        encoder = make_encoder(str(rec.get("game")))
+        encoder = make_encoder(str(rec.get("game")), str(rec.get("name") or ""))
         check_fits(rec, encoder, str(path))
     except EncoderError as e:
         raise CheckpointError(str(e)) from None
     cfg = {"state_dim": encoder.state_dim, "move_dim": encoder.move_dim, **cfg}
-    net = ActionInNet(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
+    if cfg.get("roles") and (tuple(cfg["roles"]), tuple(cfg.get("role_columns", ()))) != (
+            tuple(encoder.roles), tuple(encoder.role_columns)):
+        mine = f"{list(encoder.roles)}, {list(encoder.role_columns)}"
+        raise CheckpointError(f"{path}: its role networks ({cfg['roles']}, state columns {cfg.get('role_columns')}) "
+                              f"are not the {encoder.game} encoder's ({mine})")
+    try:
+        net = make_net(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: bad network config {cfg}: {e}") from None
     try:
         net.load_state_dict(state)
     except RuntimeError as e:

@@ -29,7 +29,7 @@ from climbrl.agents import Agent
 from climbrl.config import TrainConfig
 from climbrl.learn.checkpoint import CheckpointError
 from climbrl.learn.learner import Learner
-from climbrl.learn.network import ActionInNet
+from climbrl.learn.network import Net
 from climbrl.learn.policy import POLICY_LEARNERS, PolicyAgent
 from climbrl.learn.specs import make_agent
 
@@ -50,7 +50,7 @@ class Curriculum:
         if self.kind in ("checkpoint_self_play", "opponent_pool"):
             self._snapshot(learner)
 
-    def _frozen(self, net: ActionInNet, epsilon: float, name: str) -> PolicyAgent:
+    def _frozen(self, net: Net, epsilon: float, name: str) -> PolicyAgent:
         return PolicyAgent(net.eval(), self.encoder, mode=self.mode, epsilon=epsilon, name=name,
                            scores_are_logits=self.cfg.algo in POLICY_LEARNERS)
 
@@ -90,7 +90,7 @@ class Curriculum:
                 "snapshot_names": [s.name for s in self.snapshots],
                 "snapshot_epsilons": [s.epsilon for s in self.snapshots]}
 
-    def load_state_dict(self, state: dict[str, Any], net_template: ActionInNet) -> None:
+    def load_state_dict(self, state: dict[str, Any], net_template: Net) -> None:
         self.games_seen = int(state["games_seen"])
         self.next_snapshot = int(state["next_snapshot"])
         epsilons = state.get("snapshot_epsilons")

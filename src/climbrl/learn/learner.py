@@ -10,7 +10,7 @@ import torch
 
 from climbrl.config import TrainConfig, resolve_device
 from climbrl.encoders import Encoder, make_encoder
-from climbrl.learn.network import ActionInNet, segment_log_softmax
+from climbrl.learn.network import make_net, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.rollout import Rollout
 
@@ -26,18 +26,22 @@ class Learner:
     behaviour_mode = "sample"
 
     def __init__(self, cfg: TrainConfig, encoder: Encoder | None = None) -> None:
-        """``encoder``: the game's encoder (default: the one of ``cfg.game``)."""
+        """``encoder``: the game's encoder (default: ``cfg.encoder`` of ``cfg.game``)."""
         self.cfg = cfg
-        self.encoder = encoder if encoder is not None else make_encoder(cfg.game)
+        self.encoder = encoder if encoder is not None else make_encoder(cfg.game, cfg.encoder)
         # The learner's own torch random stream (initial weights; any torch draw a learner makes
         # takes it too): torch.manual_seed would reseed the whole process's stream, which other
         # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.
         self.generator = torch.Generator().manual_seed(cfg.seed)
-        # Drawn on the CPU from the generator, then moved: the same initial weights on any device.
+        # role_networks: one network per role of the game (learn.network.RoleNets); off, the
+        # single network of before, built by the same draws. Drawn on the CPU from the
+        # generator, then moved: the same initial weights on any device.
         self.device = resolve_device(cfg.device)
-        self.net = ActionInNet(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
-                               value_head=self.value_head, dueling=self.dueling,
-                               generator=self.generator).to(self.device)
+        roles = ({"roles": self.encoder.roles, "role_columns": self.encoder.role_columns} if cfg.role_networks
+                 else {})
+        self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
+                            value_head=self.value_head, dueling=self.dueling, generator=self.generator,
+                            **roles).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0

@@ -11,6 +11,11 @@ The initial weights are torch's defaults for ``nn.Linear``, drawn from ``generat
 layer: a learner passes its own seeded generator, so its weights do not depend on what any
 other code (another thread) draws from torch's global random stream; without one they come
 from the global stream, as a plain ``nn.Linear`` does.
+
+:class:`RoleNets` (``role_networks``) is one such network per role of a game with roles (Dou
+Dizhu: landlord, the two peasants, the auction), with the same interface: each decision is
+scored by its role's network alone. :func:`make_net` builds either from a ``config()`` dict
+(what checkpoints record as ``net_config``).
 """
 
 from __future__ import annotations
@@ -62,6 +67,95 @@ class ActionInNet(nn.Module):
         if not self.has_value:
             raise RuntimeError("this network has no value head")
         return self.value_net(states).squeeze(-1)
+
+
+class RoleNets(nn.Module):
+    """One :class:`ActionInNet` per role, each decision routed to the network of its role.
+
+    The role of a state row is the argmax over its ``role_columns`` (one column per role, one-hot
+    in every state: the encoder's :attr:`~climbrl.encoders.base.Encoder.role_columns`), so the
+    network needs nothing but the state vector and stays game-agnostic. A decision's legal moves
+    share its role, so the dueling head's advantage mean stays within one network. The nets are
+    built in role order from ``generator``; a role no decision reaches keeps its initial weights
+    (its parameters get no gradient, so Adam leaves them alone)."""
+
+    def __init__(self, state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False,
+                 dueling: bool = False, generator: torch.Generator | None = None,
+                 roles: tuple[str, ...] | list[str] = (), role_columns: tuple[int, ...] | list[int] = ()) -> None:
+        super().__init__()
+        if len(roles) < 2 or len(roles) != len(role_columns):
+            raise ValueError(f"role networks need two roles or more, one state column each; got roles {roles!r}, "
+                             f"columns {role_columns!r}")
+        if not all(0 <= int(c) < state_dim for c in role_columns):
+            raise ValueError(f"role columns {role_columns!r} outside the state vector (size {state_dim})")
+        self.roles = tuple(str(r) for r in roles)
+        self.role_columns = tuple(int(c) for c in role_columns)
+        self.nets = nn.ModuleList(ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling,
+                                              generator=generator) for _ in self.roles)
+        self.register_buffer("columns", torch.tensor(self.role_columns, dtype=torch.int64), persistent=False)
+        first = self.nets[0]
+        self.hidden, self.state_dim, self.move_dim = hidden, state_dim, move_dim
+        self.dueling, self.has_value = first.dueling, first.has_value
+
+    def config(self) -> dict:
+        return {**self.nets[0].config(), "roles": list(self.roles), "role_columns": list(self.role_columns)}
+
+    def role_of(self, states: torch.Tensor) -> torch.Tensor:
+        """The role index of each state row (int64)."""
+        return torch.argmax(states[:, self.columns], dim=1)
+
+    def forward(self, states: torch.Tensor, moves: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:
+        role = self.role_of(states)
+        single = self._single(role)
+        if single is not None:
+            return self.nets[single](states, moves, seg)
+        move_role = role[seg]
+        out = moves.new_zeros(moves.shape[0])
+        for r, net in enumerate(self.nets):
+            is_r = role == r
+            rows = torch.nonzero(is_r).squeeze(1)
+            if len(rows) == 0:
+                continue
+            mrows = torch.nonzero(move_role == r).squeeze(1)
+            local = torch.cumsum(is_r, 0) - 1  # decision -> its position among role r's decisions
+            out = out.index_copy(0, mrows, net(states[rows], moves[mrows], local[seg[mrows]]))
+        return out
+
+    def value(self, states: torch.Tensor) -> torch.Tensor:
+        if not self.has_value:
+            raise RuntimeError("this network has no value head")
+        role = self.role_of(states)
+        single = self._single(role)
+        if single is not None:
+            return self.nets[single].value(states)
+        out = states.new_zeros(states.shape[0])
+        for r, net in enumerate(self.nets):
+            rows = torch.nonzero(role == r).squeeze(1)
+            if len(rows):
+                out = out.index_copy(0, rows, net.value(states[rows]))
+        return out
+
+    @staticmethod
+    def _single(role: torch.Tensor) -> int | None:
+        """The one role of every row, if they share one (no routing needed)."""
+        if len(role) and bool((role == role[0]).all()):
+            return int(role[0])
+        return None
+
+
+def make_net(state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False, dueling: bool = False,
+             generator: torch.Generator | None = None, roles: tuple[str, ...] | list[str] | None = None,
+             role_columns: tuple[int, ...] | list[int] | None = None) -> ActionInNet | RoleNets:
+    """The network of a ``config()`` dict: :class:`RoleNets` when it names roles, else one
+    :class:`ActionInNet` (a ``net_config`` recorded before role networks existed has no roles)."""
+    if roles:
+        return RoleNets(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator,
+                        roles=roles, role_columns=role_columns or ())
+    return ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator)
+
+
+Net = ActionInNet | RoleNets
+"""Either network: the same interface (``forward``, ``value``, ``config``, ``dueling``, ``has_value``)."""
 
 
 def linear(n_in: int, n_out: int, generator: torch.Generator | None, bias: bool = True) -> nn.Linear:

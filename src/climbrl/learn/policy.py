@@ -20,7 +20,7 @@ import torch
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.encoders import Encoder
-from climbrl.learn.network import ActionInNet
+from climbrl.learn.network import Net
 
 MODES = ("sample", "greedy", "epsilon")
 POLICY_LEARNERS = ("ppo",)
@@ -32,7 +32,7 @@ class PolicyAgent(Agent):
     scores is its move distribution; a value learner's scores are Q-values, whose softmax is not
     (the interpretability window and play hints then show its greedy choice)."""
 
-    def __init__(self, net: ActionInNet, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
+    def __init__(self, net: Net, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
                  name: str = "policy", record: bool = False, scores_are_logits: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -81,14 +81,22 @@ class PolicyAgent(Agent):
         return self.act_batch([decision], [rng])[0]
 
 
-def load_policy_agent(path: str | Path, mode: str = "greedy", game: str | None = None) -> PolicyAgent:
+def load_policy_agent(path: str | Path, mode: str = "greedy", game: str | None = None) -> Agent:
     """A trained checkpoint as an agent (``checkpoint:PATH`` in :func:`climbrl.learn.specs.make_agent`).
 
     ``game``: the game it is meant to play (a name, with or without ``:preset``); a checkpoint
     trained for another game raises :class:`~climbrl.learn.checkpoint.CheckpointError` naming both.
+    A policy trained with a separate bid model (``bidding`` rule or learned) comes back as a
+    :class:`~climbrl.agents.bidding.BiddingAgent` that bids with it (its other attributes are
+    the play policy's); any other is a :class:`PolicyAgent`.
     """
-    from climbrl.learn.checkpoint import load_network
+    from climbrl.learn.bidding import with_recorded_bidder
+    from climbrl.learn.checkpoint import CheckpointError, load_network
 
     net, meta, encoder = load_network(path, game=game)
-    return PolicyAgent(net.eval(), encoder, mode=mode, name=f"checkpoint:{Path(path).name}",
-                       scores_are_logits=meta.get("algo") in POLICY_LEARNERS)
+    agent = PolicyAgent(net.eval(), encoder, mode=mode, name=f"checkpoint:{Path(path).name}",
+                        scores_are_logits=meta.get("algo") in POLICY_LEARNERS)
+    try:
+        return with_recorded_bidder(agent, meta, encoder.game)
+    except (KeyError, RuntimeError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: bad bid model: {type(e).__name__}: {e}") from None

@@ -9,8 +9,12 @@ orders the decisions by game, seat and time and attaches rewards.
 Rewards: the seat's terminal return under the rules (Big 2: rank rewards by default) at its last
 decision, or the encoder's card-count score with ``card_score_reward``; with ``reward_shaping``,
 the encoder's per-decision shaping term (Big 2: +0.05 at a decision where the seat leads after
-winning a trick, -0.02 where its last play in the current trick has been beaten). The game's
-rewards live with its encoder (:mod:`climbrl.encoders`), so this module knows no game.
+winning a trick, -0.02 where its last play in the current trick has been beaten). With active
+:class:`~climbrl.encoders.base.RewardTerms` (Dou Dizhu's ``reward_cards_left``,
+``reward_bombs_kept``, ``reward_partner_win``), the encoder's ``final_reward`` turns that terminal
+value into the seat's final reward; with none active it is not called, so the rewards are the
+ones from before the terms existed. The game's rewards live with its encoder
+(:mod:`climbrl.encoders`), so this module knows no game.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.agents.bidding import routed
 from climbrl.agents.runner import play_games
+from climbrl.encoders.base import RewardTerms
 from climbrl.learn.policy import PolicyAgent
 
 
@@ -84,13 +90,14 @@ class Rollout:
 
 
 def collect(game: Any, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
-            learner: PolicyAgent, shaping: bool = False, card_score: bool = False) -> tuple[Rollout, int]:
+            learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
+            terms: RewardTerms | None = None) -> tuple[Rollout, int]:
     """Play the games (:func:`~climbrl.agents.runner.play_games`) and return the learner's
-    decisions and the number of decisions of every seat (the training process and each actor
-    process run this same function)."""
+    decisions and the number of decisions of every seat (what an actor process does; the
+    training process plays its own games so, with the bid routing of :mod:`climbrl.learn.bidding`)."""
     collector = Collector(learner, shaping=shaping)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
-    return collector.build(states, card_score=card_score), sum(len(s.moves) for s in states)
+    return collector.build(states, card_score=card_score, terms=terms), sum(len(s.moves) for s in states)
 
 
 class Collector:
@@ -103,8 +110,11 @@ class Collector:
         self.index: dict[tuple[int, int], list[tuple[int, int, float]]] = {}
 
     def __call__(self, agent: Agent, gis: list[int], decisions: list[Decision], picks: list[int]) -> None:
-        if agent is not self.learner:
-            return
+        for sub, g2, d2, _ in routed(agent, gis, decisions, picks):  # a BiddingAgent's play part
+            if sub is self.learner:
+                self._record(sub, g2, d2)
+
+    def _record(self, agent: PolicyAgent, gis: list[int], decisions: list[Decision]) -> None:
         assert agent.last is not None
         c = len(self.chunks)
         self.chunks.append(agent.last)
@@ -112,16 +122,21 @@ class Collector:
             bonus = self.learner.encoder.shaping(d) if self.shaping else 0.0
             self.index.setdefault((g, d.seat), []).append((c, b, bonus))
 
-    def build(self, final_states: list, card_score: bool = False) -> Rollout:
+    def final_reward(self, state, seat: int, card_score: bool = False, terms: RewardTerms | None = None) -> float:
+        """The seat's final reward of a finished game: the rules' return (or the card score), with
+        the encoder's terminal reward ``terms`` when any is on."""
+        encoder = self.learner.encoder
+        final = encoder.card_score(state, seat) if card_score else state.returns()[seat]
+        if terms is not None and terms.active():
+            final = encoder.final_reward(state, seat, final, terms)
+        return final
+
+    def build(self, final_states: list, card_score: bool = False, terms: RewardTerms | None = None) -> Rollout:
         states, moves, offsets, picks, logp, rewards, dones = [], [], [0], [], [], [], []
         total = 0
         for g, seat in sorted(self.index):
             steps = self.index[(g, seat)]
-            st = final_states[g]
-            if card_score:
-                final = self.learner.encoder.card_score(st, seat)
-            else:
-                final = st.returns()[seat]
+            final = self.final_reward(final_states[g], seat, card_score, terms)
             for k, (c, b, bonus) in enumerate(steps):
                 ch = self.chunks[c]
                 states.append(ch["states"][b])

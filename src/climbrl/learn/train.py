@@ -26,16 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from climbrl.agents.runner import deal_seeds, seat_seed
+from climbrl.agents.runner import deal_seeds, play_games, seat_seed
 from climbrl.config import TrainConfig, resolve_device
+from climbrl.encoders.base import RewardTerms
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.actors import ActorPool, Pending
+from climbrl.learn.bidding import BidRouting
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.registry import make_learner
-from climbrl.learn.rollout import collect
+from climbrl.learn.rollout import Collector
 from climbrl.threads import single_thread
 
 CHECKPOINT = "checkpoint.pt"
@@ -51,18 +53,36 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
     return int(np.random.SeedSequence([cfg.seed, epoch, 7]).generate_state(1)[0])
 
 
+def reward_terms(cfg: TrainConfig) -> RewardTerms:
+    """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
+    return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
+                       partner_win=cfg.reward_partner_win)
+
+
 def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,
-               actors: ActorPool | None = None) -> Pending:
-    """Draw epoch ``epoch``'s seatings and seeds and play its games: here (done on return) or on
-    ``actors`` (running on return)."""
+               bids: BidRouting, actors: ActorPool | None = None) -> Pending:
+    """Draw epoch ``epoch``'s seatings and seeds and play its games: here (done on return, the
+    auction routed by ``bids``, the bid model's batch in ``bid_batch``) or on ``actors`` (running
+    on return; the config allows actors only without a separate bid model)."""
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
-    if actors is None:
-        return Pending(done=collect(game, seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping,
-                                    cfg.card_score_reward))
-    return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward)
+    terms = reward_terms(cfg)
+    if actors is not None:
+        assert not bids.active
+        return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward,
+                             terms)
+    seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
+    collector = Collector(behaviour, shaping=cfg.reward_shaping)
+    on_step = collector if bid_collector is None else _both(collector, bid_collector)
+    states = play_games(game, seatings, seeds, seat_seeds, on_step=on_step)
+    rollout = collector.build(states, card_score=cfg.card_score_reward, terms=terms)
+    played = Pending(done=(rollout, sum(len(s.moves) for s in states)))
+    if bid_collector is not None and bids.learner is not None:
+        played.bid_batch = bid_collector.build(
+            states, lambda st, seat: collector.final_reward(st, seat, cfg.card_score_reward, terms))
+    return played
 
 
 class Lag:
@@ -75,16 +95,16 @@ class Lag:
         self.state: dict[str, Any] | None = None
 
     def hand_over(self, cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum, epoch: int,
-                  actors: ActorPool) -> None:
+                  bids: BidRouting, actors: ActorPool) -> None:
         """Before epoch ``epoch``'s update: start epoch ``epoch + 1``'s games (if the run has one)."""
         behaviour = learner.behaviour()
         self.state = {"net": {k: v.detach().clone() for k, v in learner.net.state_dict().items()},
                       "epsilon": behaviour.epsilon, "curriculum": curriculum.state_dict()}
         more = epoch + 1 < cfg.epochs
-        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch + 1, actors) if more else None
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch + 1, bids, actors) if more else None
 
     def restore(self, state: dict[str, Any], cfg: TrainConfig, game: Any, learner: Learner, epoch: int,
-                actors: ActorPool) -> None:
+                bids: BidRouting, actors: ActorPool) -> None:
         """On resume: start epoch ``epoch``'s games as :meth:`hand_over` did before the interruption."""
         self.state = state
         net = copy.deepcopy(learner.net)
@@ -93,28 +113,36 @@ class Lag:
         behaviour.net, behaviour.epsilon = net.eval(), float(state["epsilon"])
         curriculum = Curriculum(cfg, learner, game.num_players)
         curriculum.load_state_dict(state["curriculum"], learner.net)
-        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch, actors)
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch, bids, actors)
 
 
 def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
-              epoch: int, actors: ActorPool | None = None, lag: Lag | None = None) -> dict[str, Any]:
+              epoch: int, bids: BidRouting | None = None, actors: ActorPool | None = None,
+              lag: Lag | None = None) -> dict[str, Any]:
     """One epoch: play (here, or on ``actors``), update, advance the curriculum; its CSV row.
+    ``bids``: where the auction decisions go (default: ``cfg.bidding``'s, without a bid model).
     With ``lag`` (``actor_lag``) the epoch's games may have been started by the previous epoch,
     and the next epoch's are started before the update; ``play_seconds`` is then the time the
     update waited for the games."""
     start = time.perf_counter()
+    bids = bids or BidRouting(cfg)
     if lag is not None and lag.pending is not None:
         played = lag.pending
     else:
-        played = play_epoch(cfg, game, learner.behaviour(), curriculum, epoch, actors)
+        played = play_epoch(cfg, game, learner.behaviour(), curriculum, epoch, bids, actors)
     rollout, total_decisions = played.result()
     play_secs = time.perf_counter() - start
     if lag is not None:
         assert actors is not None
-        lag.hand_over(cfg, game, learner, curriculum, epoch, actors)
+        lag.hand_over(cfg, game, learner, curriculum, epoch, bids, actors)
     es = epoch_seed(cfg, epoch)
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
+    if played.bid_batch is not None:
+        assert bids.learner is not None
+        batch = played.bid_batch
+        stats.update({f"bid_{k}": v for k, v in bids.learner.update(batch, np.random.default_rng([es, 3])).items()})
+        stats["bid_decisions"] = batch.size
     curriculum.after_epoch(learner, cfg.games_per_epoch)
     secs = time.perf_counter() - start
     return {
@@ -128,6 +156,13 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
         "mean_return": float(np.mean(rollout.rewards[rollout.dones])),
         **{f"loss/{k}": v for k, v in stats.items()},
     }
+
+
+def _both(*listeners: Callable) -> Callable:
+    def on_step(*args: Any) -> None:
+        for f in listeners:
+            f(*args)
+    return on_step
 
 
 def write_csv(history: list[dict[str, Any]], path: Path) -> None:
@@ -168,6 +203,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     curriculum = Curriculum(cfg, learner, game.num_players)
+    bids = BidRouting(cfg)
     history: list[dict[str, Any]] = []
     start_epoch = 0
     lag_state = None
@@ -175,6 +211,8 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         state = ckpt.load(ckpt_path)
         ckpt.check_resume(cfg, state, ckpt_path)
         learner.load_state_dict(state["learner"])
+        if bids.learner is not None:
+            bids.learner.load_state_dict(state["bidder"])
         curriculum.load_state_dict(state["curriculum"], learner.net)
         learner.generator.set_state(state["torch_rng"])
         history = list(state["history"])
@@ -189,15 +227,15 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
             assert actors is not None  # the config checks actors >= 2
             lag = Lag()
             if lag_state is not None and start_epoch < cfg.epochs:
-                lag.restore(lag_state, cfg, game, learner, start_epoch, actors)
-        return _epochs(cfg, out, game, learner, curriculum, history, start_epoch, actors, lag, progress,
+                lag.restore(lag_state, cfg, game, learner, start_epoch, bids, actors)
+        return _epochs(cfg, out, game, learner, curriculum, bids, history, start_epoch, actors, lag, progress,
                        on_epoch, evaluator)
     finally:
         if actors is not None:
             actors.close()
 
 
-def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum,
+def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum, bids: BidRouting,
             history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, lag: Lag | None,
             progress: bool,
             on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
@@ -209,11 +247,11 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch, actors, lag)
+        row = run_epoch(cfg, game, learner, curriculum, epoch, bids, actors, lag)
+        policy = {**ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), **bids.payload()}
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
-            ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder),
-                             policy_path)
+            ckpt.save_atomic(policy, policy_path)
             assert evaluator is not None
             row.update(evaluator(cfg, policy_path))
             row["eval_seconds"] = time.perf_counter() - t0
@@ -224,9 +262,10 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
             "learner": learner.state_dict(),
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
+            **({"bidder": bids.learner.state_dict()} if bids.learner is not None else {}),
             **({"lag": lag.state} if lag is not None else {}),
         }, ckpt_path)
-        ckpt.save_atomic(ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), policy_path)
+        ckpt.save_atomic(policy, policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:
             (out / SNAPSHOTS).mkdir(exist_ok=True)
             shutil.copyfile(policy_path, out / SNAPSHOTS / f"epoch{epoch + 1:03d}.pt")

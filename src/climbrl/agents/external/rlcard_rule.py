@@ -51,8 +51,8 @@ taken then, but such rules are refused anyway (see below). A string that is no l
 Rules: the agent plays only where RLCard's game would be the same game: a fixed landlord (RLCard
 has no auction, so an auction is refused rather than guessed) and exactly RLCard's moves (the
 ``rlcard`` preset's combinations, no OpenSpiel faults). Scoring knobs (``reward``, doubling) do
-not matter to it. So ``rlcard`` (and ``rlcard`` with other scoring or another fixed landlord seat)
-is accepted; ``standard``, ``openspiel`` and ``online`` are refused with an error.
+not matter to it. So ``rlcard`` and ``douzero`` (and either with other scoring or another fixed landlord
+seat) are accepted; ``standard``, ``openspiel`` and ``online`` are refused with an error.
 """
 
 from __future__ import annotations

@@ -2,26 +2,26 @@
 
 Every knob is a field with a docstring below. Presets (``-`` = the field's default):
 
-==========================  ==============  =============  ==============  =============
-field                       ``standard``    ``openspiel``  ``rlcard``      ``online``
-==========================  ==============  =============  ==============  =============
-landlord (fixed seat)       none (auction)  none           0               none
-auction                     call_score      call_score     -               rob
-bid_rounds                  once            until_passes   -               -
-all_pass                    redeal          end            -               redeal
-four_with_two               yes             no             yes             yes
-solo_wings_may_pair         yes             yes            yes             yes
-solo_wings_may_trio         yes             yes            yes             yes
-trio_wing_adjacent          no              yes            no              no
-joker_pair_wings            no              no             no              no
-wing_same_rank              no              no             no              no
-pair_wings_distinct         yes             yes            yes             yes
-bomb_doubles / spring       yes / yes       yes / yes      (unused)        yes / yes
-reward                      score           score          win_loss        score
-zero-sum                    yes             yes            no              yes
-bombs_beat_rocket (fault)   no              no             no              no
-chain_skips_quad_head (f.)  no              no             no              no
-==========================  ==============  =============  ==============  =============
+==========================  ==============  =============  ==============  =============  ==============
+field                       ``standard``    ``openspiel``  ``rlcard``      ``online``     ``douzero``
+==========================  ==============  =============  ==============  =============  ==============
+landlord (fixed seat)       none (auction)  none           0               none           0
+auction                     call_score      call_score     -               rob            -
+bid_rounds                  once            until_passes   -               -              -
+all_pass                    redeal          end            -               redeal         -
+four_with_two               yes             no             yes             yes            yes
+solo_wings_may_pair         yes             yes            yes             yes            yes
+solo_wings_may_trio         yes             yes            yes             yes            yes
+trio_wing_adjacent          no              yes            no              no             no
+joker_pair_wings            no              no             no              no             no
+wing_same_rank              no              no             no              no             no
+pair_wings_distinct         yes             yes            yes             yes            yes
+bomb_doubles / spring       yes / yes       yes / yes      (unused)        yes / yes      yes / no
+reward                      score           score          win_loss        score          score
+zero-sum                    yes             yes            no              yes            yes
+bombs_beat_rocket (fault)   no              no             no              no             no
+chain_skips_quad_head (f.)  no              no             no              no             no
+==========================  ==============  =============  ==============  =============  ==============
 
 ``standard``
     The common tournament rules: the call-score auction (each seat speaks once, starting at a
@@ -41,6 +41,13 @@ chain_skips_quad_head (f.)  no              no             no              no
     payoffs ``[1, 0, 0]`` (landlord wins) / ``[0, 1, 1]`` (peasants win): not zero-sum.
 ``online``
     ``standard`` with the call/rob-landlord auction (叫地主 / 抢地主) of online play.
+``douzero``
+    DouZero's ADP setting (Zha et al. 2021; ``kwai/DouZero`` ``douzero/env/game.py``): RLCard's
+    game (seat 0 the landlord, RLCard's combinations, so ``rlcard-rule`` plays it) with zero-sum
+    ``score`` rewards at stake ``base_stake`` = 1, doubled per bomb or rocket; a spring does not
+    double (DouZero's game counts only bombs). The landlord gets +/-2 x 2^bombs, each peasant
+    -/+2^bombs: DouZero's points, whose per-game difference between the sides is its ADP
+    (:mod:`climbrl.evaluate.duel`).
 
 Scoring (``reward="score"``): pay = stake x 2^(bombs and rockets played, with
 ``bomb_doubles``) x 2 (spring or anti-spring, with ``spring_doubles``); the landlord gets
@@ -178,6 +185,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "online": {
         "auction": "rob",
+    },
+    "douzero": {
+        "landlord": 0,
+        "spring_doubles": False,
     },
 }
 
