@@ -56,10 +56,12 @@ def test_slices_cover_the_games_in_order(n_games: int, n_actors: int) -> None:
     assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
 
 
-@pytest.mark.parametrize("curriculum", ["self_play", "opponent_pool"])
-def test_slices_played_apart_give_the_rollout_of_one_batch(curriculum: str) -> None:
-    """The actors' path without processes: pack the seatings, play the slices, join the rollouts."""
-    cfg = small("ppo", hidden=64, curriculum=curriculum)
+@pytest.mark.parametrize("kw", [{"curriculum": "self_play"}, {"curriculum": "opponent_pool"},
+                                {"game": "doudizhu", "role_networks": True, "curriculum": "opponent_pool"}])
+def test_slices_played_apart_give_the_rollout_of_one_batch(kw: dict) -> None:
+    """The actors' path without processes: pack the seatings, play the slices, join the rollouts
+    (role networks travel too)."""
+    cfg = small("ppo", hidden=64, **kw)
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     behaviour = learner.behaviour()
@@ -194,6 +196,8 @@ def test_actor_lag_plays_with_the_previous_weights_and_resumes_exactly(tmp_path)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_actor_lag_needs_actors() -> None:
+def test_actor_lag_needs_actors_and_actors_no_bid_model() -> None:
     with pytest.raises(ConfigError, match="train.actor_lag: needs actors >= 2"):
         train_config("ppo", actor_lag=True)
+    with pytest.raises(ConfigError, match="train.actors: the actors do not carry a separate bid model"):
+        train_config("ppo", game="doudizhu", bidding="learned", actors=2)
