@@ -250,7 +250,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError(f"--set {item!r}: expected KEY=VALUE")
         values[key.strip()] = yaml.safe_load(raw)
     for flag in ("game", "rules", "epochs", "games_per_epoch", "seed", "curriculum", "eval_every", "eval_games",
-                 "eval_workers"):
+                 "eval_workers", "actors", "device"):
         key = flag
         if getattr(args, flag) is not None:
             values[key] = getattr(args, flag)
@@ -258,10 +258,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from climbrl.config import train_config
+    from climbrl.config import resolve_device, train_config
     from climbrl.training import train
 
     cfg = train_config(args.algo, **_overrides(args))  # validated before any work
+    resolve_device(cfg.device)  # cuda without a GPU: a clear error before any work
     out = args.out or f"runs/{cfg.algo}-seed{cfg.seed}"
     res = train(cfg, out, resume=args.resume, progress=not args.no_progress)
     summary = {k: v for k, v in res.items() if k != "history"}
@@ -462,6 +463,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--eval-every", type=int, default=None, help="epochs between evaluations (default 5)")
     tr.add_argument("--eval-games", type=int, default=None, help="games per evaluation match (default 400)")
     tr.add_argument("--eval-workers", type=int, default=None)
+    tr.add_argument("--actors", type=int, default=None,
+                    help="processes that play the self-play games (default 1: in the training process)")
+    tr.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"),
+                    help="where the updates and the policy's forward passes run (default cpu; auto: cuda if any)")
     tr.add_argument("--config", help="YAML mapping of train fields (e.g. Optuna's best parameters)")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE", help="any train field, repeatable")
     tr.add_argument("--out", help="output folder (default runs/ALGO-seedS)")

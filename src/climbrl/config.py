@@ -19,6 +19,7 @@ from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn")
 CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool")
 SYNC_UNITS = ("updates", "decisions")
+DEVICES = ("cpu", "cuda", "auto")
 
 
 class ConfigError(ValueError):
@@ -98,6 +99,21 @@ class TrainConfig:
     """Per-trick shaping: +0.05 on taking the lead, -0.02 when a play of ours is beaten."""
     card_score_reward: bool = False
     """Use the card-count score (cards left, winner collects) instead of the preset's reward."""
+    # compute
+    actors: int = 1
+    """Processes that play each epoch's self-play games (:mod:`climbrl.learn.actors`); 1 plays
+    them in the training process itself. Every game is seeded as with 1, so the games are the
+    same; the float scores of a policy's batched forward pass depend on the batch's size in
+    their last bits, so the numbers are reproducible for a fixed count, and agree with other
+    counts up to rounding."""
+    actor_lag: bool = False
+    """With actors: hand epoch e + 1's games to the actors before epoch e's update, so that they
+    play while the training process updates, with the policy from before that update (one update
+    stale: other numbers than the synchronous default, reproducible for a fixed ``actors``)."""
+    device: str = "cpu"
+    """Where the learner's updates and its policy's forward passes run: ``cpu``, ``cuda`` (an
+    error without a CUDA GPU) or ``auto`` (cuda when one is available, else cpu). Checkpoints
+    are always written with CPU tensors."""
     # Dou Dizhu only (games with roles and team play; another game refuses them when set)
     role_networks: bool = False
     """One network per role (Dou Dizhu: landlord, peasant_down, peasant_up, and one for the
@@ -232,12 +248,14 @@ def _validate(c: TrainConfig) -> None:
         _fail("rules", f"unknown {c.game} rules preset {c.rules!r} (presets: {', '.join(game_presets(c.game))})")
     if c.curriculum not in CURRICULA:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
+    if c.device not in DEVICES:
+        _fail("device", f"must be one of {', '.join(DEVICES)}, got {c.device!r}")
     if c.target_sync_unit not in SYNC_UNITS:
         _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
     ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0, "eval_games": 4,
             "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
             "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,
-            "target_sync": 1, "snapshot_every": 1, "pool_size": 1}
+            "target_sync": 1, "snapshot_every": 1, "pool_size": 1, "actors": 1}
     for name, low in ints.items():
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -261,6 +279,9 @@ def _validate(c: TrainConfig) -> None:
     for name in ("vf_coef", "ent_coef"):
         if getattr(c, name) < 0:
             _fail(name, f"must be >= 0, got {getattr(c, name)!r}")
+    for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "actor_lag"):
+        if not isinstance(getattr(c, name), bool):
+            _fail(name, f"must be true or false, got {getattr(c, name)!r}")
     for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "role_networks",
                  "reward_partner_win"):
         if not isinstance(getattr(c, name), bool):
@@ -279,6 +300,12 @@ def _validate(c: TrainConfig) -> None:
     if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
         _fail("fixed_opponents", "the fixed_opponents curriculum needs at least one opponent")
     _validate_ddz_additions(c)
+    if c.actor_lag and c.actors < 2:
+        _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "
+                           f"updates), got actors={c.actors}")
+    if c.actors > 1 and c.bidding != "policy":
+        _fail("actors", f"the actors do not carry a separate bid model (bidding={c.bidding!r}): use actors=1, "
+                        "or bidding=policy")
 
 
 ROLE_FIELDS = {"role_networks": "role_networks", "reward_cards_left": "cards_left",
@@ -301,6 +328,23 @@ def _validate_game_only(c: TrainConfig) -> None:
         if not ok:
             _fail(k, f"{c.game} does not define it (a Dou Dizhu switch: roles and team rewards); leave it at "
                      f"{_DEFAULTS[k]!r}")
+
+
+def resolve_device(name: str) -> Any:
+    """The ``torch.device`` of a ``device`` setting (``auto``: cuda when torch sees a GPU, else
+    cpu); ``cuda`` without a GPU is a :class:`ConfigError`. Availability is checked here, when a
+    training starts, not in the config's validation: a config recorded on a GPU machine must
+    still load (and its checkpoints' policies play) on a machine without one."""
+    import torch
+
+    if name not in DEVICES:
+        _fail("device", f"must be one of {', '.join(DEVICES)}, got {name!r}")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        _fail("device", "cuda was asked for, but torch sees no CUDA GPU (torch.cuda.is_available() is "
+                        "False): use device=cpu, or auto to take a GPU only where there is one")
+    return torch.device(name)
 
 
 def train_config(algo: str = "ppo", **overrides: Any) -> TrainConfig:

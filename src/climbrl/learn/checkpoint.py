@@ -64,7 +64,36 @@ def check_resume(cfg: TrainConfig, state: dict[str, Any], path: str | Path) -> N
         raise CheckpointError(f"{path} cannot be resumed by this run: " + "; ".join(conflicts))
 
 
+def on_cpu(obj: Any) -> Any:
+    """``obj`` with every tensor in it moved to the CPU (dicts, lists and tuples rebuilt, their
+    types and a state dict's ``_metadata`` kept), so that a checkpoint written from a GPU
+    loads on a machine without one. An object whose tensors are all on the CPU already comes
+    back as it is: the CPU path writes the very same bytes as before devices existed."""
+    if not _off_cpu(obj):
+        return obj
+    if isinstance(obj, torch.Tensor):
+        return obj.cpu()
+    if isinstance(obj, dict):
+        out = type(obj)((k, on_cpu(v)) for k, v in obj.items())
+        if hasattr(obj, "_metadata"):
+            out._metadata = obj._metadata  # type: ignore[attr-defined]
+        return out
+    return type(obj)(on_cpu(v) for v in obj)
+
+
+def _off_cpu(obj: Any) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return obj.device.type != "cpu"
+    if isinstance(obj, dict):
+        return any(_off_cpu(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_off_cpu(v) for v in obj)
+    return False
+
+
 def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
+    """Write ``obj`` to ``path`` atomically, its tensors on the CPU (:func:`on_cpu`)."""
+    obj = on_cpu(obj)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from climbrl.config import TrainConfig
+from climbrl.config import TrainConfig, resolve_device
 from climbrl.encoders import Encoder, make_encoder
 from climbrl.learn.network import make_net, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
@@ -34,14 +34,21 @@ class Learner:
         # threads draw from. Seeded like torch.manual_seed(seed), so the weights are the same.
         self.generator = torch.Generator().manual_seed(cfg.seed)
         # role_networks: one network per role of the game (learn.network.RoleNets); off, the
-        # single network of before, built by the same draws
+        # single network of before, built by the same draws. Drawn on the CPU from the
+        # generator, then moved: the same initial weights on any device.
+        self.device = resolve_device(cfg.device)
         roles = ({"roles": self.encoder.roles, "role_columns": self.encoder.role_columns} if cfg.role_networks
                  else {})
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
-                            value_head=self.value_head, dueling=self.dueling, generator=self.generator, **roles)
+                            value_head=self.value_head, dueling=self.dueling, generator=self.generator,
+                            **roles).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0
+
+    def t(self, x: np.ndarray) -> torch.Tensor:
+        """``x`` as a tensor on the learner's device (on the CPU: the array's own memory)."""
+        return t(x).to(self.device)
 
     # --- acting ----------------------------------------------------------------------------------
     def epsilon(self) -> float:
@@ -72,8 +79,7 @@ class Learner:
         size = self.cfg.minibatch_decisions
         return [order[i:i + size] for i in range(0, n, size)]
 
-    @staticmethod
-    def select(ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def select(self, ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """States, all legal move rows, segment ids and chosen-row positions of decisions ``idx``."""
         counts = ro.offsets[idx + 1] - ro.offsets[idx]
         rows = np.concatenate([np.arange(ro.offsets[i], ro.offsets[i + 1]) for i in idx])
@@ -81,14 +87,14 @@ class Learner:
         starts = np.zeros(len(idx), dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
         chosen = starts + ro.picks[idx]
-        return t(ro.states[idx]), t(ro.moves[rows]), t(seg), t(chosen)
+        return self.t(ro.states[idx]), self.t(ro.moves[rows]), self.t(seg), self.t(chosen)
 
     def log_probs(self, ro: Rollout, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(log-prob of the chosen move, entropy, states) under the current network."""
         states, moves, seg, chosen = self.select(ro, idx)
         logp_all = segment_log_softmax(self.net(states, moves, seg), seg, len(idx))
         p = torch.exp(logp_all)
-        entropy = -torch.zeros(len(idx)).index_add_(0, seg, p * logp_all)
+        entropy = -torch.zeros(len(idx), device=self.device).index_add_(0, seg, p * logp_all)
         return logp_all[chosen], entropy, states
 
     def chosen_q(self, ro: Rollout, idx: np.ndarray, net: torch.nn.Module | None = None) -> torch.Tensor:
@@ -99,8 +105,8 @@ class Learner:
             states, moves, seg, chosen = self.select(ro, idx)
             return net(states, moves, seg)[chosen]
         rows = ro.chosen_rows()[idx]
-        seg = torch.arange(len(idx))
-        return net(t(ro.states[idx]), t(ro.moves[rows]), seg)
+        seg = torch.arange(len(idx), device=self.device)
+        return net(self.t(ro.states[idx]), self.t(ro.moves[rows]), seg)
 
     # --- checkpoints -----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -130,7 +136,7 @@ class OnPolicyValueLearner(Learner):
         for _ in range(self.cfg.update_epochs):
             for idx in self.minibatches(ro.size, rng):
                 q = self.chosen_q(ro, idx)
-                loss = torch.mean((q - t(target[idx])) ** 2)
+                loss = torch.mean((q - self.t(target[idx])) ** 2)
                 self._step(loss)
                 losses.append(float(loss.detach()))
         return {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}

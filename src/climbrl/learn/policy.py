@@ -2,7 +2,8 @@
 
 Modes: ``sample`` (softmax over the legal moves' scores), ``greedy`` (argmax) and ``epsilon``
 (a uniform legal move with probability ``epsilon``, else the argmax). Random draws come from
-each seat's ``random.Random``, so games are reproducible. With ``record`` set, the last batch's
+each seat's ``random.Random``, so games are reproducible. The forward pass runs on the network's
+device (the learner's ``device``); the choices are made on the CPU. With ``record`` set, the last batch's
 encodings, choices and log-probabilities stay in :attr:`last` for the self-play collector.
 The agent plays the game of its encoder (:attr:`Agent.games`).
 """
@@ -50,9 +51,11 @@ class PolicyAgent(Agent):
             return []
         states, moves, offsets = self.encoder.encode(decisions)
         counts = np.diff(offsets)
-        seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), counts))
+        device = next(self.net.parameters()).device
+        seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), counts)).to(device)
         with torch.no_grad():
-            scores = self.net(torch.from_numpy(states), torch.from_numpy(moves), seg).numpy()
+            scores = self.net(torch.from_numpy(states).to(device), torch.from_numpy(moves).to(device),
+                              seg).cpu().numpy()
         picks = []
         logps = np.zeros(len(decisions), dtype=np.float32)
         for b, rng in enumerate(rngs):

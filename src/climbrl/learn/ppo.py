@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from climbrl.learn.learner import Learner, t
+from climbrl.learn.learner import Learner
 from climbrl.learn.rollout import Rollout
 
 
@@ -20,7 +20,7 @@ class PPO(Learner):
     def advantages(self, ro: Rollout) -> tuple[np.ndarray, np.ndarray]:
         """GAE(gamma, lambda) advantages and returns along each seat's own decisions."""
         with torch.no_grad():
-            values = self.net.value(t(ro.states)).numpy()
+            values = self.net.value(self.t(ro.states)).cpu().numpy()
         gamma, lam = self.cfg.gamma, self.cfg.gae_lambda
         adv = np.zeros(ro.size, dtype=np.float32)
         running = 0.0
@@ -43,11 +43,11 @@ class PPO(Learner):
         for _ in range(self.cfg.update_epochs):
             for idx in self.minibatches(ro.size, rng):
                 logp, entropy, states = self.log_probs(ro, idx)
-                ratio = torch.exp(logp - t(ro.logp[idx]))
-                a = t(adv_n[idx])
+                ratio = torch.exp(logp - self.t(ro.logp[idx]))
+                a = self.t(adv_n[idx])
                 surrogate = torch.min(ratio * a, torch.clamp(ratio, 1 - self.cfg.clip, 1 + self.cfg.clip) * a)
                 policy_loss = -surrogate.mean()
-                value_loss = torch.mean((self.net.value(states) - t(returns[idx])) ** 2)
+                value_loss = torch.mean((self.net.value(states) - self.t(returns[idx])) ** 2)
                 loss = policy_loss + self.cfg.vf_coef * value_loss - self.cfg.ent_coef * entropy.mean()
                 self._step(loss)
                 with torch.no_grad():

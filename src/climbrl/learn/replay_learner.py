@@ -29,7 +29,7 @@ import torch
 
 from climbrl.config import TrainConfig
 from climbrl.encoders import Encoder
-from climbrl.learn.learner import Learner, t
+from climbrl.learn.learner import Learner
 from climbrl.learn.network import segment_max
 from climbrl.learn.replay import PrioritizedReplayBuffer, ReplayBuffer, ReplaySample
 from climbrl.learn.rollout import Rollout
@@ -52,8 +52,8 @@ class ReplayLearner(Learner):
 
     def next_values(self, s: ReplaySample) -> torch.Tensor:
         n = len(s.indices)
-        seg = t(np.repeat(np.arange(n), np.diff(s.next_offsets)))
-        states, moves = t(s.next_states), t(s.next_moves)
+        seg = self.t(np.repeat(np.arange(n), np.diff(s.next_offsets)))
+        states, moves = self.t(s.next_states), self.t(s.next_moves)
         with torch.no_grad():
             target_scores = self.target(states, moves, seg)
             if self.cfg.double:
@@ -64,16 +64,16 @@ class ReplayLearner(Learner):
                 value = segment_max(masked, seg, n)
             else:
                 value = segment_max(target_scores, seg, n)
-        return torch.where(t(s.dones), torch.zeros_like(value), value)
+        return torch.where(self.t(s.dones), torch.zeros_like(value), value)
 
     def q_chosen(self, s: ReplaySample) -> torch.Tensor:
         """Q(s, a) of the sampled moves. A dueling head needs every legal move of s (its advantage
         mean); a plain head scores the chosen move alone."""
         n = len(s.indices)
         if not self.net.dueling:
-            return self.net(t(s.states), t(s.actions), torch.arange(n))
-        seg = t(np.repeat(np.arange(n), np.diff(s.offsets)))
-        return self.net(t(s.states), t(s.moves), seg)[t(s.chosen)]
+            return self.net(self.t(s.states), self.t(s.actions), torch.arange(n, device=self.device))
+        seg = self.t(np.repeat(np.arange(n), np.diff(s.offsets)))
+        return self.net(self.t(s.states), self.t(s.moves), seg)[self.t(s.chosen)]
 
     def sync_target(self, decisions_from: int, decisions_to: int) -> None:
         """After a gradient update standing for the learner's decisions ``(from, to]``."""
@@ -110,13 +110,13 @@ class ReplayLearner(Learner):
             beta = self.beta(progress[0] + (progress[1] - progress[0]) * k / n_updates)
             betas.append(beta)
             s = self.buffer.sample(self.cfg.batch_size, rng, beta=beta)
-            target = t(s.rewards) + self.cfg.gamma * self.next_values(s)
+            target = self.t(s.rewards) + self.cfg.gamma * self.next_values(s)
             q = self.q_chosen(s)
             td = q - target
-            loss = torch.mean(t(s.weights) * torch.nn.functional.smooth_l1_loss(q, target, reduction="none"))
+            loss = torch.mean(self.t(s.weights) * torch.nn.functional.smooth_l1_loss(q, target, reduction="none"))
             self._step(loss)
             self.sync_target(before + (k - 1) * ro.size // n_updates, before + k * ro.size // n_updates)
-            self.buffer.update_priorities(s.indices, td.detach().numpy())
+            self.buffer.update_priorities(s.indices, td.detach().cpu().numpy())
             losses.append(float(loss.detach()))
             qs.append(float(q.detach().mean()))
         stats = {"loss": float(np.mean(losses)) if losses else float("nan"),

@@ -19,12 +19,15 @@ ones from before the terms existed. The game's rewards live with its encoder
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.agents.bidding import routed
+from climbrl.agents.runner import play_games
 from climbrl.encoders.base import RewardTerms
 from climbrl.learn.policy import PolicyAgent
 
@@ -41,6 +44,22 @@ class Rollout:
     rewards: np.ndarray  # [D] reward received after the decision
     dones: np.ndarray  # [D] the seat's last decision of the game
     games: int
+
+    @classmethod
+    def concat(cls, parts: list[Rollout]) -> Rollout:
+        """The rollout of consecutive slices of games, in their order (each part ordered by game,
+        seat and time, so the whole is too)."""
+        if not parts:
+            raise ValueError("no rollouts to join")
+        starts = np.cumsum([0] + [int(p.offsets[-1]) for p in parts[:-1]])
+        return cls(
+            states=np.concatenate([p.states for p in parts]), moves=np.concatenate([p.moves for p in parts]),
+            offsets=np.concatenate([parts[0].offsets[:1]]
+                                   + [p.offsets[1:] + s for p, s in zip(parts, starts, strict=True)]),
+            picks=np.concatenate([p.picks for p in parts]), logp=np.concatenate([p.logp for p in parts]),
+            rewards=np.concatenate([p.rewards for p in parts]), dones=np.concatenate([p.dones for p in parts]),
+            games=sum(p.games for p in parts),
+        )
 
     @property
     def size(self) -> int:
@@ -68,6 +87,17 @@ class Rollout:
             running = self.rewards[i] + gamma * running
             out[i] = running
         return out
+
+
+def collect(game: Any, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
+            learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
+            terms: RewardTerms | None = None) -> tuple[Rollout, int]:
+    """Play the games (:func:`~climbrl.agents.runner.play_games`) and return the learner's
+    decisions and the number of decisions of every seat (what an actor process does; the
+    training process plays its own games so, with the bid routing of :mod:`climbrl.learn.bidding`)."""
+    collector = Collector(learner, shaping=shaping)
+    states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
+    return collector.build(states, card_score=card_score, terms=terms), sum(len(s.moves) for s in states)
 
 
 class Collector:

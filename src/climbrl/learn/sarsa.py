@@ -15,7 +15,7 @@ class SARSA(OnPolicyValueLearner):
 
     def targets(self, ro: Rollout) -> np.ndarray:
         with torch.no_grad():
-            q = self.chosen_q(ro, np.arange(ro.size)).numpy()
+            q = self.chosen_q(ro, np.arange(ro.size)).cpu().numpy()
         nxt = ro.next_index()
         next_q = np.where(nxt >= 0, q[np.maximum(nxt, 0)], 0.0)
         return (ro.rewards + self.cfg.gamma * next_q).astype(np.float32)

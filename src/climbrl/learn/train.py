@@ -7,13 +7,16 @@ duplicate-deal match against each evaluation opponent on a fixed deal set; it li
 in :mod:`climbrl.training`, since matches belong to ``evaluate``, which imports this layer).
 After every epoch the checkpoint (learner, curriculum, history) is written atomically and the
 per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
-would have produced: every random choice is derived from (seed, epoch, game, seat). Every
+would have produced: every random choice is derived from (seed, epoch, game, seat). With
+``actors > 1`` the games are played in worker processes (:mod:`climbrl.learn.actors`); with
+``device`` the learner's updates and its policy's forward passes run on a GPU. Every
 ``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
 interpretability window follows an agent across them).
 """
 
 from __future__ import annotations
 
+import copy
 import csv
 import shutil
 import time
@@ -24,13 +27,15 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
-from climbrl.config import TrainConfig
+from climbrl.config import TrainConfig, resolve_device
 from climbrl.encoders.base import RewardTerms
 from climbrl.games.registry import make_game
 from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.actors import ActorPool, Pending
 from climbrl.learn.bidding import BidRouting
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
+from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Collector
 from climbrl.threads import single_thread
@@ -54,32 +59,91 @@ def reward_terms(cfg: TrainConfig) -> RewardTerms:
                        partner_win=cfg.reward_partner_win)
 
 
-def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
-              epoch: int, bids: BidRouting | None = None) -> dict[str, Any]:
-    """``bids``: where the auction decisions go (default: ``cfg.bidding``'s, without a bid model)."""
-    start = time.perf_counter()
-    bids = bids or BidRouting(cfg)
-    behaviour = learner.behaviour()
+def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,
+               bids: BidRouting, actors: ActorPool | None = None) -> Pending:
+    """Draw epoch ``epoch``'s seatings and seeds and play its games: here (done on return, the
+    auction routed by ``bids``, the bid model's batch in ``bid_batch``) or on ``actors`` (running
+    on return; the config allows actors only without a separate bid model)."""
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
-    seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
     seeds = deal_seeds(es, cfg.games_per_epoch)
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
+    terms = reward_terms(cfg)
+    if actors is not None:
+        assert not bids.active
+        return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward,
+                             terms)
+    seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
     collector = Collector(behaviour, shaping=cfg.reward_shaping)
     on_step = collector if bid_collector is None else _both(collector, bid_collector)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=on_step)
-    terms = reward_terms(cfg)
     rollout = collector.build(states, card_score=cfg.card_score_reward, terms=terms)
+    played = Pending(done=(rollout, sum(len(s.moves) for s in states)))
+    if bid_collector is not None and bids.learner is not None:
+        played.bid_batch = bid_collector.build(
+            states, lambda st, seat: collector.final_reward(st, seat, cfg.card_score_reward, terms))
+    return played
+
+
+class Lag:
+    """``actor_lag``: the next epoch's games, handed to the actors before this epoch's update, and
+    what drew them (the behaviour's weights and epsilon, the curriculum's state), which the
+    checkpoint keeps so that a resumed run plays its first epoch as the uninterrupted run did."""
+
+    def __init__(self) -> None:
+        self.pending: Pending | None = None
+        self.state: dict[str, Any] | None = None
+
+    def hand_over(self, cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum, epoch: int,
+                  bids: BidRouting, actors: ActorPool) -> None:
+        """Before epoch ``epoch``'s update: start epoch ``epoch + 1``'s games (if the run has one)."""
+        behaviour = learner.behaviour()
+        self.state = {"net": {k: v.detach().clone() for k, v in learner.net.state_dict().items()},
+                      "epsilon": behaviour.epsilon, "curriculum": curriculum.state_dict()}
+        more = epoch + 1 < cfg.epochs
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch + 1, bids, actors) if more else None
+
+    def restore(self, state: dict[str, Any], cfg: TrainConfig, game: Any, learner: Learner, epoch: int,
+                bids: BidRouting, actors: ActorPool) -> None:
+        """On resume: start epoch ``epoch``'s games as :meth:`hand_over` did before the interruption."""
+        self.state = state
+        net = copy.deepcopy(learner.net)
+        net.load_state_dict(state["net"])
+        behaviour = learner.behaviour()
+        behaviour.net, behaviour.epsilon = net.eval(), float(state["epsilon"])
+        curriculum = Curriculum(cfg, learner, game.num_players)
+        curriculum.load_state_dict(state["curriculum"], learner.net)
+        self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch, bids, actors)
+
+
+def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curriculum,
+              epoch: int, bids: BidRouting | None = None, actors: ActorPool | None = None,
+              lag: Lag | None = None) -> dict[str, Any]:
+    """One epoch: play (here, or on ``actors``), update, advance the curriculum; its CSV row.
+    ``bids``: where the auction decisions go (default: ``cfg.bidding``'s, without a bid model).
+    With ``lag`` (``actor_lag``) the epoch's games may have been started by the previous epoch,
+    and the next epoch's are started before the update; ``play_seconds`` is then the time the
+    update waited for the games."""
+    start = time.perf_counter()
+    bids = bids or BidRouting(cfg)
+    if lag is not None and lag.pending is not None:
+        played = lag.pending
+    else:
+        played = play_epoch(cfg, game, learner.behaviour(), curriculum, epoch, bids, actors)
+    rollout, total_decisions = played.result()
     play_secs = time.perf_counter() - start
+    if lag is not None:
+        assert actors is not None
+        lag.hand_over(cfg, game, learner, curriculum, epoch, bids, actors)
+    es = epoch_seed(cfg, epoch)
     stats = learner.update(rollout, np.random.default_rng([es, 2]),
                            progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
-    if bid_collector is not None and bids.learner is not None:
-        batch = bid_collector.build(
-            states, lambda st, seat: collector.final_reward(st, seat, cfg.card_score_reward, terms))
+    if played.bid_batch is not None:
+        assert bids.learner is not None
+        batch = played.bid_batch
         stats.update({f"bid_{k}": v for k, v in bids.learner.update(batch, np.random.default_rng([es, 3])).items()})
         stats["bid_decisions"] = batch.size
     curriculum.after_epoch(learner, cfg.games_per_epoch)
-    total_decisions = sum(len(s.moves) for s in states)
     secs = time.perf_counter() - start
     return {
         "epoch": epoch + 1,
@@ -124,6 +188,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
     Runs on one intra-op thread (:func:`climbrl.threads.single_thread`: a product's float sums
     depend on how many threads split it, so the numbers would otherwise depend on the machine's
     core count); the caller's thread count is restored afterwards."""
+    resolve_device(cfg.device)  # cuda without a GPU: a clear error before any file is written
     if cfg.eval_every and evaluator is None:
         raise ValueError("this config evaluates every eval_every epochs: pass an evaluator "
                          "(climbrl.training.train evaluates with duplicate-deal matches)")
@@ -134,13 +199,14 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
 def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
            on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
-    ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
+    ckpt_path = out / CHECKPOINT
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     curriculum = Curriculum(cfg, learner, game.num_players)
     bids = BidRouting(cfg)
     history: list[dict[str, Any]] = []
     start_epoch = 0
+    lag_state = None
     if resume and ckpt_path.exists():
         state = ckpt.load(ckpt_path)
         ckpt.check_resume(cfg, state, ckpt_path)
@@ -151,8 +217,29 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         learner.generator.set_state(state["torch_rng"])
         history = list(state["history"])
         start_epoch = int(state["epoch"])
+        lag_state = state.get("lag")
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
+    actors = ActorPool(cfg.actors, cfg.game_name, str(learner.device)) if cfg.actors > 1 else None
+    try:
+        lag = None
+        if cfg.actor_lag:
+            assert actors is not None  # the config checks actors >= 2
+            lag = Lag()
+            if lag_state is not None and start_epoch < cfg.epochs:
+                lag.restore(lag_state, cfg, game, learner, start_epoch, bids, actors)
+        return _epochs(cfg, out, game, learner, curriculum, bids, history, start_epoch, actors, lag, progress,
+                       on_epoch, evaluator)
+    finally:
+        if actors is not None:
+            actors.close()
+
+
+def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum, bids: BidRouting,
+            history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, lag: Lag | None,
+            progress: bool,
+            on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
+    ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
     started = time.perf_counter()
     bar = None
     if progress:
@@ -160,7 +247,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch, bids)
+        row = run_epoch(cfg, game, learner, curriculum, epoch, bids, actors, lag)
         policy = {**ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), **bids.payload()}
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
@@ -176,6 +263,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
             **({"bidder": bids.learner.state_dict()} if bids.learner is not None else {}),
+            **({"lag": lag.state} if lag is not None else {}),
         }, ckpt_path)
         ckpt.save_atomic(policy, policy_path)
         if cfg.keep_policy_every and (epoch + 1) % cfg.keep_policy_every == 0:

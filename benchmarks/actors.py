@@ -1,0 +1,93 @@
+"""Self-play throughput with 1 and more actor processes: writes benchmarks/results/actors.json.
+
+Run: ``.venv/bin/python benchmarks/actors.py [--algos ppo,mcq] [--actors 1,2] [--lag] [--epochs 5]
+[--games-per-epoch 200] [--hidden 512] [--games big2:paper,doudizhu:rlcard]``.
+
+For each (game, learner, actor count) it trains ``epochs`` epochs (no evaluation) and reports the
+self-play decisions per second (every seat's decisions over the playing time, shipping the
+weights to the actors and their rollouts back included; with ``--lag``, actor_lag runs too, whose
+playing time is only the time the update waited for the games), the update time, and the epoch
+rate and ``decisions_per_s_overall`` (over playing and updating: the numbers that actor_lag can
+improve, and the only ones comparable between lagged and synchronous runs);
+the first epoch is left out of the rates (it includes starting the actor processes). The
+machine's load average is recorded before and after each run (``os.getloadavg``): on a shared
+machine other work competes for the cores, and the numbers mean little without it.
+Measurements of this machine at the time of the run, never assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from climbrl.config import train_config
+from climbrl.learn.train import train
+
+
+def measure(game: str, algo: str, actors: int, epochs: int, games: int, hidden: int, seed: int,
+            lag: bool = False) -> dict:
+    name, _, rules = game.partition(":")
+    cfg = train_config(algo, game=name, rules=rules, epochs=epochs, games_per_epoch=games, hidden=hidden,
+                       eval_every=0, keep_policy_every=0, seed=seed, actors=actors, actor_lag=lag)
+    out = Path(tempfile.mkdtemp(prefix="climbrl-actors-"))
+    load_before = os.getloadavg()
+    try:
+        hist = train(cfg, out, progress=False)["history"]
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    timed = hist[1:] or hist
+    play = sum(r["play_seconds"] for r in timed)
+    update = sum(r["update_seconds"] for r in timed)
+    decisions = sum(r["decisions"] for r in timed)
+    return {"game": game, "algo": algo, "actors": actors, "actor_lag": lag, "epochs_timed": len(timed),
+            "games_per_epoch": games,
+            "hidden": hidden, "decisions": decisions, "decisions_per_s": decisions / play,
+            "decisions_per_s_overall": decisions / (play + update),
+            "play_seconds": play, "update_seconds": update, "epochs_per_min": 60 * len(timed) / (play + update),
+            "first_epoch_seconds": hist[0]["play_seconds"] + hist[0]["update_seconds"],
+            "load_before": load_before, "load_after": os.getloadavg()}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--games", default="big2:paper")
+    p.add_argument("--algos", default="ppo,mcq")
+    p.add_argument("--actors", default="1,2")
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--games-per-epoch", type=int, default=200)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lag", action="store_true", help="also every actor count >= 2 with actor_lag")
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "actors.json"))
+    args = p.parse_args()
+    rows = []
+    for game in args.games.split(","):
+        for algo in args.algos.split(","):
+            base = None
+            counts = [int(x) for x in args.actors.split(",")]
+            runs = [(n, False) for n in counts] + [(n, True) for n in counts if args.lag and n > 1]
+            for n, lag in runs:
+                r = measure(game, algo, n, args.epochs, args.games_per_epoch, args.hidden, args.seed, lag)
+                base = base or r["decisions_per_s"]
+                r["speedup_vs_first"] = r["decisions_per_s"] / base
+                rows.append(r)
+                print(f"{game} {algo} actors={n}{' lag' if lag else ''}: {r['decisions_per_s']:.0f} decisions/s "
+                      f"(x{r['speedup_vs_first']:.2f}), {r['decisions_per_s_overall']:.0f} with the updates, "
+                      f"play {r['play_seconds']:.1f} s, update {r['update_seconds']:.1f} s, "
+                      f"{r['epochs_per_min']:.1f} epochs/min, load "
+                      f"{r['load_before'][0]:.1f} -> {r['load_after'][0]:.1f}", flush=True)
+    results = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
+               "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+               "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
