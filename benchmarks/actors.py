@@ -31,10 +31,11 @@ from climbrl.learn.train import train
 
 
 def measure(game: str, algo: str, actors: int, epochs: int, games: int, hidden: int, seed: int,
-            lag: bool = False) -> dict:
+            lag: bool = False, device: str = "cpu") -> dict:
     name, _, rules = game.partition(":")
     cfg = train_config(algo, game=name, rules=rules, epochs=epochs, games_per_epoch=games, hidden=hidden,
-                       eval_every=0, keep_policy_every=0, seed=seed, actors=actors, actor_lag=lag)
+                       eval_every=0, keep_policy_every=0, seed=seed, actors=actors, actor_lag=lag,
+                       device=device)
     out = Path(tempfile.mkdtemp(prefix="climbrl-actors-"))
     load_before = os.getloadavg()
     try:
@@ -45,7 +46,8 @@ def measure(game: str, algo: str, actors: int, epochs: int, games: int, hidden: 
     play = sum(r["play_seconds"] for r in timed)
     update = sum(r["update_seconds"] for r in timed)
     decisions = sum(r["decisions"] for r in timed)
-    return {"game": game, "algo": algo, "actors": actors, "actor_lag": lag, "epochs_timed": len(timed),
+    return {"game": game, "algo": algo, "actors": actors, "actor_lag": lag, "device": device,
+            "epochs_timed": len(timed),
             "games_per_epoch": games,
             "hidden": hidden, "decisions": decisions, "decisions_per_s": decisions / play,
             "decisions_per_s_overall": decisions / (play + update),
@@ -64,6 +66,7 @@ def main() -> None:
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lag", action="store_true", help="also every actor count >= 2 with actor_lag")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or auto (train.device)")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "actors.json"))
     args = p.parse_args()
     rows = []
@@ -73,7 +76,7 @@ def main() -> None:
             counts = [int(x) for x in args.actors.split(",")]
             runs = [(n, False) for n in counts] + [(n, True) for n in counts if args.lag and n > 1]
             for n, lag in runs:
-                r = measure(game, algo, n, args.epochs, args.games_per_epoch, args.hidden, args.seed, lag)
+                r = measure(game, algo, n, args.epochs, args.games_per_epoch, args.hidden, args.seed, lag, args.device)
                 base = base or r["decisions_per_s"]
                 r["speedup_vs_first"] = r["decisions_per_s"] / base
                 rows.append(r)
