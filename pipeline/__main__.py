@@ -1,7 +1,7 @@
 """``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE] [--study NAME]``
 
-Stages: seeds, train ALGO, evaluate ALGO, baselines, tournament, behaviour, report, study (the whole chain as one flow;
-its tasks on the Dask cluster at ``CLIMBRL_DASK_ADDRESS`` when that is set, else on threads).
+Stages: seeds, train ALGO, evaluate ALGO, baselines, deep, tournament, behaviour, report, study (the
+whole chain as one flow; its tasks on the Dask cluster at ``CLIMBRL_DASK_ADDRESS`` when that is set, else on threads).
 DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
 ``CLIMBRL_PREFECT=0``), which calls the same stage function directly. ``--study NAME`` runs the
 stage for the study ``studies.NAME`` of the params file (its files under data/NAME, runs/NAME,
@@ -21,8 +21,8 @@ from climbrl.params import ParamsError
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline")
-    p.add_argument("stage", choices=["seeds", "train", "evaluate", "baselines", "tournament", "behaviour", "report",
-                                     "study"])
+    p.add_argument("stage", choices=["seeds", "train", "evaluate", "baselines", "deep", "tournament", "behaviour",
+                                     "report", "study"])
     p.add_argument("algo", nargs="?")
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--study", default="", help="a study beside the main one (studies.NAME in the params file)")
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                "train": lambda: stages.train_learner(params, args.algo, track=track, params_path=args.params),
                "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track, params_path=args.params),
                "baselines": lambda: stages.baselines(params),
+               "deep": lambda: stages.deep(params, track=track),
                "tournament": lambda: stages.tournament(params, track=track),
                "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
          "train": lambda: flows.train_flow(args.algo, args.params, track),
          "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
          "baselines": lambda: flows.baselines_flow(args.params),
+         "deep": lambda: flows.deep_flow(args.params, track),
          "tournament": lambda: flows.tournament_flow(args.params, track),
          "behaviour": lambda: flows.behaviour_flow(args.params, track),
          "report": lambda: flows.report_flow(args.params, track),

@@ -167,6 +167,17 @@ def baselines_flow(params_path: str = "params.yaml") -> dict[str, Any]:
     return baselines_task(params_path)
 
 
+@task(name="deep-evaluation", retries=1, retry_delay_seconds=5)
+def deep_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+    res = run_stage(project, "deep", params_path, track=track)
+    return {"learner": res["learner"], "repeats": res["repeats"]}
+
+
+@flow(name="deep")
+def deep_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
+    return deep_task(params_path, track)
+
+
 @task(name="tournament", retries=1, retry_delay_seconds=5)
 def tournament_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
     res = run_stage(project, "tournament", params_path, track=track)

@@ -202,29 +202,29 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     validation = {"algo": algo, **_game_key(params), "rules": params.rules, "deal_seed": vs.validation_seed,
                   **({"protocol": "duel"} if duel else {}),
                   "matches": play(valid_seeds, n * vs.validation_deals, vs.validation_seed)}
-    deep = []
+    repeated = []
     if params.evaluate.repeats > 1:
         from climbrl.evaluate.deep import deep_duel, deep_evaluate
 
         # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
         if duel:
-            deep = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
-                              deals=params.evaluate.games // n, repeats=params.evaluate.repeats, seed=1,
-                              workers=params.evaluate.workers) | {"opponents": [opp]}
-                    for opp in params.evaluate.opponents]
+            repeated = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
+                                  deals=params.evaluate.games // n, repeats=params.evaluate.repeats, seed=1,
+                                  workers=params.evaluate.workers) | {"opponents": [opp]}
+                        for opp in params.evaluate.opponents]
         else:
-            deep = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules, games=params.evaluate.games,
-                                  repeats=params.evaluate.repeats, seed=1, workers=params.evaluate.workers,
-                                  game=params.game)
-                    for opp in params.evaluate.opponents]
-        for d in deep:
+            repeated = [deep_evaluate(f"checkpoint:{policy}", [opp], rules=params.rules,
+                                      games=params.evaluate.games, repeats=params.evaluate.repeats, seed=1,
+                                      workers=params.evaluate.workers, game=params.game)
+                        for opp in params.evaluate.opponents]
+        for d in repeated:
             d["agent"] = algo
     timing_file = paths.runs / algo / "timing.json"
     timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
     result = {"algo": algo, **_game_key(params), "rules": params.rules, **({"protocol": "duel"} if duel else {}),
               "matches": matches, "timing": timing}
-    if deep:
-        result["deep"] = deep
+    if repeated:
+        result["deep"] = repeated
     path = paths.reports / "eval" / f"{algo}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n")
@@ -255,6 +255,50 @@ def baselines(params: Params, workers: int = 2) -> dict[str, Any]:
                              game=params.game, rules=params.rules)
     write_report(table, study_paths(params).reports)
     return table
+
+
+def deep(params: Params, track: bool = True) -> dict[str, Any]:
+    """The practice guide's deep evaluation (``deep:`` in the study's params): the best learner,
+    chosen on the validation deals as the report chooses it (never on the deals it reports), in
+    ``deep.repeats`` duels of ``deep.deals`` fresh deals against each of ``deep.opponents``: WP and
+    ADP by role, mean +- standard deviation over the repeats, and pooled. Writes
+    ``reports/<study>/deep.json``."""
+    from climbrl.evaluate.deep import deep_duel
+    from climbrl.report import choose_best, read_validation
+
+    if params.deep is None:
+        raise ValueError("deep: the study has no deep section (deep: repeats, deals, opponents)")
+    if not _duel_game(params):
+        raise ValueError(f"deep: {params.game} under rules {params.rules!r} is not judged by duels "
+                         "(a team game with a fixed landlord); use evaluate.repeats instead")
+    paths = study_paths(params)
+    trained = [a for a in params.learners() if (paths.reports / "validation" / f"{a}.json").exists()]
+    best = choose_best({a: v["by_opp"] for a, v in read_validation(paths.reports, trained).items()})
+    d = params.deep
+    policy = paths.runs / best / "policy.pt"
+    runs = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules, deals=d.deals,
+                      repeats=d.repeats, seed=d.seed, workers=d.workers) | {"opponents": [opp]}
+            for opp in d.opponents]
+    result = {"learner": best, "chosen_on": "validation", "game": params.game, "rules": params.rules,
+              "repeats": d.repeats, "deals_per_repeat": d.deals, "seed": d.seed, "matches": runs}
+    out = paths.reports / "deep.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    if track:
+        import mlflow
+
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        with mlflow.start_run(run_name=f"deep-{best}"):
+            for r in runs:
+                opp = r["opponents"][0]
+                for role, x in r["spread"]["A"].items():
+                    for k in ("win_rate_mean", "win_rate_std", "adp_mean", "adp_std"):
+                        mlflow.log_metric(f"{k}/{opp}/{role}", x[k])
+            mlflow.set_tags({"stage": "deep", "algo": best, "git_commit": tr.git_commit()})
+            mlflow.log_artifact(str(out))
+    return result
 
 
 def snapshot_file(name: str) -> str:

@@ -37,6 +37,7 @@ DDZ = {
     "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "none"},
     "report": {"title": "small Dou Dizhu study"},
+    "deep": {"repeats": 2, "deals": 1, "opponents": ["random"], "seed": 100, "workers": 1},
     "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "ddz", "register_model": "ddz-best"},
 }
 
@@ -137,9 +138,17 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     with pytest.raises(ValueError, match="study t .* holds doudizhu trials; this search plays big2"):
         run_study(big2_tune, rules="paper", storage="sqlite:///optuna.db", study_name="t", track=False)
 
+    deep = stages.deep(p)  # the best learner (chosen on the validation deals) in 2 duels of 1 fresh deal
+    assert deep["learner"] == "ppo" and deep["chosen_on"] == "validation" and deep["repeats"] == 2
+    assert deep["matches"][0]["opponents"] == ["random"] and deep["matches"][0]["pooled"]["deals"] == 2
+    assert json.loads(Path("reports/deep.json").read_text()) == deep
+    with pytest.raises(ParamsError, match="deep.seed: the deep evaluation's deal seeds 1..2 include"):
+        parse_params(with_value(DDZ, ("deep", "seed"), 1))
+
     stages.report(p)  # tracked: registers the best Dou Dizhu policy
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert metrics["game"] == "doudizhu" and metrics["rules"] == "rlcard" and metrics["best_learner"] == "ppo"
+    assert metrics["deep_best"]["learner"] == "ppo" and "win_rate_mean/random/landlord" in metrics["deep_best"]
     learner = metrics["learners"]["ppo"]
     assert learner["games/random"] == 4 and "normalized_win_rate/random" not in learner
     for opp in ("random", "greedy"):
@@ -153,6 +162,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert "| learner | vs 2x random | vs 2x greedy | training time | decisions/s |" in md
     assert "## By role" in md and "| ppo | landlord | " in md and "| ppo | peasants | " in md
     assert "## Deep evaluation" in md and "## Model selection" in md and "## Round robin" in md
+    assert "## Deep evaluation of the best learner" in md and "| random | landlord |" in md
     assert "win rate against two heuristic players" in md  # the Optuna section
     assert "| rlcard-rule | rlcard-rule |" in md  # the baseline table's duels
     assert "## Interpretability window\n\nWhat each agent does in Dou Dizhu (rlcard)" in md

@@ -26,7 +26,7 @@ from climbrl.config import ALGOS, CURRICULA, GAME_SETUP, ConfigError, TrainConfi
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
 SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
-            "tracking", "ablation", "behaviour", "studies")
+            "tracking", "ablation", "behaviour", "studies", "deep")
 STUDY_SECTIONS = tuple(k for k in SECTIONS if k not in ("ablation", "studies", "simulate"))
 """The sections a study beside the main one may hold (the ablations and the engine's random-play
 statistics belong to the main study)."""
@@ -60,6 +60,19 @@ class SeedsParams:
     seed: int
     validation_deals: int = 250
     validation_seed: int = 20261
+
+
+@dataclass(frozen=True)
+class DeepParams:
+    """The practice guide's deep evaluation of the study's best learner (chosen on the validation
+    deals): ``repeats`` duels of ``deals`` fresh deals each (deal seeds ``seed .. seed + repeats -
+    1``, never the versioned deal sets' seeds) against each of ``opponents``."""
+
+    repeats: int
+    deals: int
+    opponents: tuple[str, ...]
+    seed: int = 1
+    workers: int = 2
 
 
 @dataclass(frozen=True)
@@ -138,6 +151,8 @@ class Params:
     """The study's name under ``studies:`` ("" for the main study at the top level)."""
     studies: tuple[str, ...] = ()
     """The main study's: the names of the studies beside it (its report summarizes them)."""
+    deep: DeepParams | None = None
+    """The deep evaluation of the best learner (``deep:``; none when the section is absent)."""
 
     def learners(self) -> list[str]:
         return list(self.train)
@@ -240,8 +255,19 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     k = _section(raw, "tracking")
     tracking = TrackingParams(_str(k, "tracking_uri", "tracking"), _str(k, "experiment", "tracking"),
                               _str(k, "register_model", "tracking"))
+    deep = None
+    if "deep" in raw:
+        d = {"seed": 1, "workers": 2, "opponents": None, **_section(raw, "deep")}
+        deep = DeepParams(_int(d, "repeats", "deep", 2), _int(d, "deals", "deep", 1),
+                          _agent_list(d, "opponents", "deep", game), _int(d, "seed", "deep"),
+                          _int(d, "workers", "deep", 1))
+        if seeds.seed in range(deep.seed, deep.seed + deep.repeats) or \
+                seeds.validation_seed in range(deep.seed, deep.seed + deep.repeats):
+            raise ParamsError(f"deep.seed: the deep evaluation's deal seeds {deep.seed}.."
+                              f"{deep.seed + deep.repeats - 1} include a versioned deal set's seed "
+                              "(seeds.seed / seeds.validation_seed)")
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
-                  _behaviour(_section(raw, "behaviour"), game), raw, game, study)
+                  _behaviour(_section(raw, "behaviour"), game), raw, game, study, deep=deep)
 
 
 def study_names(raw: dict[str, Any]) -> list[str]:

@@ -167,7 +167,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     curves = {a: _read_curve(reports / "curves" / f"{a}.csv") for a in params.learners()
               if (reports / "curves" / f"{a}.csv").exists()}
     finals = {a: {m["opponents"][0]: m for m in e["matches"]} for a, e in evals.items()}
-    valids = _read_validation(reports, list(finals))
+    valids = read_validation(reports, list(finals))
     metrics: dict[str, Any] = {"rules": params.rules, "learners": {}}
     if game.name != "big2":
         metrics["game"] = game.name
@@ -242,6 +242,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         md += [*_selection_lines(valids, finals, opponents, metrics, game), ""]
         md += _deep_lines(evals, opponents, metrics, game)
         md += _rlcard_target_lines(finals, reports, metrics)
+        md += _deep_best_lines(reports, metrics)
     baselines = reports / "baselines.md"
     if baselines.exists():
         md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
@@ -332,7 +333,7 @@ def choose_best(validation: dict[str, dict[str, dict[str, Any]]]) -> str:
     return max(validation, key=lambda a: _mean_rate(validation[a]))
 
 
-def _read_validation(reports: Path, learners: list[str]) -> dict[str, dict[str, Any]]:
+def read_validation(reports: Path, learners: list[str]) -> dict[str, dict[str, Any]]:
     """Every evaluated learner's matches on the validation deals; one missing is an error (the
     winner would otherwise be chosen among the rest)."""
     out = {}
@@ -488,6 +489,33 @@ def _rlcard_target_lines(finals: dict[str, dict[str, dict[str, Any]]], reports: 
                      f"{x['adp']:+.3f} [{x['adp_low']:+.3f}, {x['adp_high']:+.3f}] | {RLCARD_README[role]:.3f} | "
                      f"{here_cell} | {'yes' if met else 'no'} |")
     metrics["rlcard_target"] = {"learner": best, **target}
+    return lines + [""]
+
+
+def _deep_best_lines(reports: Path, metrics: dict[str, Any]) -> list[str]:
+    """The deep evaluation of the best learner (``reports/deep.json``, the ``deep`` stage)."""
+    path = reports / "deep.json"
+    if not path.exists():
+        return []
+    d = json.loads(path.read_text())
+    lines = ["## Deep evaluation of the best learner", "",
+             f"The practice guide's deep evaluation: **{d['learner']}** (chosen on the validation deals) in "
+             f"{d['repeats']} duels of {d['deals_per_repeat']} fresh deals each ({2 * d['deals_per_repeat']} games; "
+             f"deal seeds {d['seed']}..{d['seed'] + d['repeats'] - 1}) against each opponent: WP and ADP by role, "
+             "mean +- standard deviation over the repeats, then pooled over all of them with the 95% interval.", "",
+             "| opponent | role | WP mean +- sd | pooled WP [95% CI] | ADP mean +- sd | pooled ADP [95% CI] |",
+             "|---|---|---|---|---|---|"]
+    out: dict[str, Any] = {"learner": d["learner"], "repeats": d["repeats"], "deals_per_repeat": d["deals_per_repeat"]}
+    for m in d["matches"]:
+        opp = m["opponents"][0]
+        for role in (*DUEL_ROLES, "both"):
+            x, p = m["spread"]["A"][role], m["pooled"]["A"][role]
+            lines.append(f"| {opp} | {role} | {x['win_rate_mean']:.3f} +- {x['win_rate_std']:.3f} | "
+                         f"{p['win_rate']:.3f} [{p['win_rate_low']:.3f}, {p['win_rate_high']:.3f}] | "
+                         f"{x['adp_mean']:+.3f} +- {x['adp_std']:.3f} | "
+                         f"{p['adp']:+.3f} [{p['adp_low']:+.3f}, {p['adp_high']:+.3f}] |")
+            out.update({f"{k}/{opp}/{role}": x[k] for k in ("win_rate_mean", "win_rate_std", "adp_mean", "adp_std")})
+    metrics["deep_best"] = out
     return lines + [""]
 
 
