@@ -111,7 +111,9 @@ def test_dvc_versions_the_validation_deals_and_the_report_reads_them() -> None:
     import yaml
 
     st = yaml.safe_load((Path(__file__).resolve().parents[1] / "dvc.yaml").read_text())["stages"]
-    assert "data/valid_seeds.json" in st["seeds"]["outs"]
-    assert "data/valid_seeds.json" in st["evaluate"]["do"]["deps"]
-    assert {"reports/validation/${item}.json": {"cache": False}} in st["evaluate"]["do"]["outs"]
-    assert "reports/validation" in st["report"]["deps"] and "seeds" in st["report"]["params"]
+    assert "${item.data}/valid_seeds.json" in st["seeds"]["do"]["outs"]  # for every study (data/, data/NAME/)
+    assert "${item.data}/valid_seeds.json" in st["evaluate"]["do"]["deps"]
+    assert {"${item.reports}/validation/${item.algo}.json": {"cache": False}} in st["evaluate"]["do"]["outs"]
+    assert "${item.reports}/validation" in st["report"]["do"]["deps"]
+    assert "${item.p}seeds" in st["report"]["do"]["params"]
+    assert "${item.reports}/validation" in st["deep"]["do"]["deps"]  # the deep stage chooses its learner there too
