@@ -1,11 +1,15 @@
-"""CI's win-rate regression gate: a short PPO training and evaluation on fixed seeds, compared
-with the floors committed in ``ci/regression_floors.yaml``.
+"""CI's win-rate regression gates: a short training and evaluation on fixed seeds, compared with
+the floors committed in ``ci/regression_floors.yaml`` (Big 2: PPO, the paper rules) and
+``ci/regression_floors_doudizhu.yaml`` (Dou Dizhu: PPO, the ``douzero`` rules).
 
 A result fails when the upper bound of its 95% interval falls below the floor: sampling error
-alone then cannot explain it. ``python -m pipeline.regression`` runs it (exit 1 on failure).
+alone then cannot explain it. ``python -m pipeline.regression [--floors FILE]`` runs one (exit 1
+on failure).
 
-The gate is Big 2's, whatever ``params.yaml`` says about the game: its floors were measured on
-Big 2 (three opponents per game, the paper rules), so it trains and plays Big 2 explicitly.
+The game is the floors file's (``train.game``, default big2), never ``params.yaml``'s: floors are
+measured on one game and rule set. Under a fixed landlord (Dou Dizhu) the evaluation is
+DouZero's duel (:mod:`climbrl.evaluate.duel`: each deal with the learner as landlord against two
+copies of the opponent, then as both peasants), and the gated win rate is over both roles.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from typing import Any
 import yaml
 
 FLOORS = Path(__file__).resolve().parents[1] / "ci" / "regression_floors.yaml"
+DDZ_FLOORS = FLOORS.with_name("regression_floors_doudizhu.yaml")
 GAME = "big2"
+"""The game of a floors file that names none."""
 
 
 def load_floors(path: Path = FLOORS) -> dict[str, Any]:
@@ -31,11 +37,23 @@ def load_floors(path: Path = FLOORS) -> dict[str, Any]:
 
 
 def evaluate_agent(agent: str, spec: dict[str, Any]) -> dict[str, dict[str, float]]:
+    from climbrl.evaluate.baselines_report import duel_rules
+    from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
+    from climbrl.games.registry import DEFAULT_PRESETS, num_players
 
     ev = spec["evaluate"]
-    return {opp: run_match(agent, [opp], rules=spec["train"].get("rules", "paper"), games=ev["games"],
-                           seed=ev["seed"], workers=ev.get("workers", 1), game=GAME)
+    game = spec["train"].get("game", GAME)
+    rules = spec["train"].get("rules", DEFAULT_PRESETS[game])
+    if duel_rules(game, rules):
+        out = {}
+        for opp in spec["floors"]:
+            both = team_match(agent, opp, game=game, rules=rules, deals=ev["games"] // num_players(game),
+                              seed=ev["seed"], workers=ev.get("workers", 1), per_deal=False)["A"]["both"]
+            out[opp] = {k: both[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "games")}
+        return out
+    return {opp: run_match(agent, [opp], rules=rules, games=ev["games"], seed=ev["seed"],
+                           workers=ev.get("workers", 1), game=game)
             for opp in spec["floors"]}
 
 
@@ -46,9 +64,7 @@ def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[st
     from climbrl.training import train
 
     values = dict(spec["train"])
-    if values.pop("game", GAME) != GAME:
-        raise ValueError(f"the regression gate's floors are {GAME}'s: its train section must not name another game")
-    cfg = train_config(values.pop("algo"), game=GAME, eval_every=0, **values)
+    cfg = train_config(values.pop("algo"), game=values.pop("game", GAME), eval_every=0, **values)
     shutil.rmtree(out_dir, ignore_errors=True)
     train(cfg, out_dir, progress=False)
     return evaluate_agent(f"checkpoint:{out_dir / 'policy.pt'}", spec)
@@ -71,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = evaluate_agent(args.agent, spec) if args.agent else train_and_evaluate(spec, Path(args.out))
     failures = gate(results, spec["floors"])
+    game = spec["train"].get("game", GAME)
     for opp, r in results.items():
-        print(f"regression: vs 3x {opp}: {r['win_rate']:.3f} [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] "
+        print(f"regression ({game}): vs {opp}: {r['win_rate']:.3f} [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] "
               f"(n={r['games']}), floor {spec['floors'][opp]:.3f}")
     print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "failures": failures}))
     if failures:

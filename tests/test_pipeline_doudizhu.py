@@ -189,16 +189,25 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert load_registered_policy("ddz-best", alias="best").net is not None
 
 
-def test_the_regression_gate_and_the_ablations_stay_big2(ddz_dir) -> None:
+def test_the_dou_dizhu_regression_gate_fails_a_weakened_agent_and_passes_a_strong_one() -> None:
+    """The Dou Dizhu gate (ci/regression_floors_doudizhu.yaml) plays duels: an agent that plays
+    at random wins exactly half against random (the duel's two games are the same game) and fails
+    both floors; the heuristic passes them."""
     from pipeline import regression
+
+    spec = regression.load_floors(regression.DDZ_FLOORS)
+    assert spec["train"]["game"] == "doudizhu" and spec["train"]["rules"] == "douzero"
+    spec["evaluate"] = {**spec["evaluate"], "games": 150, "workers": 1}  # 50 deals: enough to tell them apart
+    weak = regression.evaluate_agent("random", spec)
+    assert weak["random"]["win_rate"] == 0.5 and weak["random"]["games"] == 100
+    assert sorted(f.split(":")[0] for f in regression.gate(weak, spec["floors"])) == ["vs greedy", "vs random"]
+    assert regression.gate(regression.evaluate_agent("heuristic", spec), spec["floors"]) == []
+
+
+def test_the_ablations_stay_big2(ddz_dir) -> None:
     from pipeline.ablation import ablation_configs
     from pipeline.ablation import main as ablation_main
 
-    assert regression.GAME == "big2"
-    spec = regression.load_floors()
-    spec["train"]["game"] = "doudizhu"
-    with pytest.raises(ValueError, match="regression gate's floors are big2's"):
-        regression.train_and_evaluate(spec, ddz_dir / "gate")
     with pytest.raises(ValueError, match="the ablations are Big 2's"):
         ablation_configs("entropy", load_params("params.yaml"))
     assert ablation_main(["entropy", "--params", "params.yaml"]) == 2
