@@ -154,7 +154,7 @@ def test_every_learner_trains_on_dou_dizhu_and_its_policy_plays_only_dou_dizhu(a
 def test_a_learner_with_an_auction_and_an_opponent_pool(tmp_path) -> None:
     cfg = train_config("ppo", game="doudizhu", epochs=2, games_per_epoch=6, eval_every=0, hidden=16,
                        curriculum="opponent_pool", snapshot_every=6, minibatch_decisions=64)
-    assert cfg.rules == "standard" and cfg.pool_rule_agents == ("random", "greedy")
+    assert cfg.rules == "standard" and cfg.pool_rule_agents == ("aggressive", "conservative")  # the guide's pool
     res = train(cfg, tmp_path, progress=False)
     assert len(res["history"]) == 2 and res["history"][-1]["learner_decisions"] > 0
 
