@@ -24,6 +24,19 @@ def play(game, seed: int, choice_seed: int, check=None):
     return s
 
 
+def play_prefix(game, seed: int, choice_seed: int, moves: int):
+    """The state after at most ``moves`` uniform random moves of a game from ``seed`` (choices from
+    ``choice_seed``), or None when the game ended within them."""
+    s = game.new_game(seed=seed)
+    rng = random.Random(choice_seed)
+    for _ in range(moves):
+        if s.is_terminal():
+            break
+        legal = s.legal_moves()
+        s.apply(legal[rng.randrange(len(legal))])
+    return None if s.is_terminal() else s
+
+
 def env_episode_rewards(e, rng: np.random.Generator) -> dict[str, float]:
     """Play one episode of a reset AEC env with uniform random legal actions (from the action
     mask); each agent's summed rewards."""

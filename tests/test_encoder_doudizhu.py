@@ -15,7 +15,7 @@ from climbrl.encoders.base import check_fits, describe
 from climbrl.encoders.doudizhu import MOVE_DIM, STATE_DIM, DdzEncoder, cards
 from climbrl.games.doudizhu.moves import TYPE_BOMB, TYPE_ROCKET, TYPE_SOLO, TYPE_TRIO_SOLO, parse_counts
 from climbrl.games.doudizhu.state import DdzGame
-from tests.random_play import play
+from tests.random_play import play, play_prefix
 
 GAMES = {name: DdzGame(name) for name in ("standard", "rlcard", "openspiel", "online")}
 FULL = np.array([4] * 13 + [1, 1])
@@ -200,15 +200,8 @@ def _with_opponents_resplit(s, rng):
 @settings(max_examples=20, deadline=None)
 @given(name=game_st, seed=seed_st, choice=seed_st, stop=st.integers(0, 120), resplit=seed_st)
 def test_state_never_depends_on_hidden_cards(name, seed, choice, stop, resplit) -> None:
-    game = GAMES[name]
-    s = game.new_game(seed=seed)
-    rng = random.Random(choice)
-    for _ in range(stop):
-        if s.is_terminal():
-            break
-        m = s.legal_moves()
-        s.apply(m[rng.randrange(len(m))])
-    if s.is_terminal():
+    s = play_prefix(GAMES[name], seed, choice, stop)
+    if s is None:
         return
     t = _with_opponents_resplit(s, random.Random(resplit))
     a, b = Decision.from_state(s), Decision.from_state(t)

@@ -17,6 +17,7 @@ from climbrl.encoders import EncoderError, make_encoder
 from climbrl.encoders.doudizhu import DdzEncoder
 from climbrl.encoders.doudizhu_search import MOVE_DIM, DdzSearchEncoder, search_features
 from climbrl.games.doudizhu.moves import FIRST_PLAY
+from tests.random_play import play_prefix
 from tests.test_encoder_doudizhu import GAMES, _bomb_game, _with_opponents_resplit
 
 ENC = DdzSearchEncoder()
@@ -97,14 +98,8 @@ def _reference(d):
 @settings(max_examples=15, deadline=None)
 @given(name=game_st, seed=seed_st, choice=seed_st, stop=st.integers(0, 80))
 def test_columns_match_the_rule_agents_split_and_beatable_rule(name, seed, choice, stop) -> None:
-    s = GAMES[name].new_game(seed=seed)
-    rng = random.Random(choice)
-    for _ in range(stop):
-        if s.is_terminal():
-            break
-        m = s.legal_moves()
-        s.apply(m[rng.randrange(len(m))])
-    if s.is_terminal():
+    s = play_prefix(GAMES[name], seed, choice, stop)
+    if s is None:
         return
     d = Decision.from_state(s)
     if d.observation.phase != "play":  # the rule agents' view is of the play phase
@@ -119,14 +114,8 @@ def test_columns_match_the_rule_agents_split_and_beatable_rule(name, seed, choic
 @settings(max_examples=20, deadline=None)
 @given(name=game_st, seed=seed_st, choice=seed_st, stop=st.integers(0, 120), resplit=seed_st)
 def test_encoding_never_depends_on_hidden_cards(name, seed, choice, stop, resplit) -> None:
-    s = GAMES[name].new_game(seed=seed)
-    rng = random.Random(choice)
-    for _ in range(stop):
-        if s.is_terminal():
-            break
-        m = s.legal_moves()
-        s.apply(m[rng.randrange(len(m))])
-    if s.is_terminal():
+    s = play_prefix(GAMES[name], seed, choice, stop)
+    if s is None:
         return
     t = _with_opponents_resplit(s, random.Random(resplit))
     for x, y in zip(ENC.encode([Decision.from_state(s)]), ENC.encode([Decision.from_state(t)]), strict=True):
