@@ -108,15 +108,14 @@ def _players(params: Params) -> int:
 
 def _duel_game(params: Params) -> bool:
     """Whether the study's game is judged by DouZero's protocol (:mod:`climbrl.evaluate.duel`): a
-    team game whose rules fix the landlord's seat. Its evaluation matches are then duels (one per
+    team game whose rules fix the landlord's seat (:func:`climbrl.evaluate.baselines_report.duel_rules`,
+    which the baseline table and the CI gate ask too). Its evaluation matches are then duels (one per
     opponent: every deal with the learner as landlord against two copies of the opponent, and as
     both peasants against it), ``"protocol": "duel"`` in the JSON; an auction's roles come from
     the bids, so such rules keep the seat-rotation match (``by_role``)."""
-    from climbrl.games.registry import make_game
+    from climbrl.evaluate.baselines_report import duel_rules
 
-    game = make_game(f"{params.game}:{params.rules}")
-    rules = getattr(game, "rules", None)
-    return len(game.roles) > 1 and getattr(rules, "landlord", None) is not None
+    return duel_rules(params.game, params.rules)
 
 
 def _game_key(params: Params) -> dict[str, str]:
