@@ -39,6 +39,11 @@ TWOS = 0xF << 48  # the four 2s (rank 12 of 3..A,2)
 HAND_BUCKETS = ("13-8", "7-4", "3-1")
 
 
+def rate(a: float, b: float) -> float | None:
+    """a / b, or None (no such decisions) when b is 0."""
+    return a / b if b else None
+
+
 def _bucket(n: int) -> str:
     return HAND_BUCKETS[0] if n >= 8 else HAND_BUCKETS[1] if n >= 4 else HAND_BUCKETS[2]
 
@@ -198,9 +203,6 @@ class Behaviour:
                 setattr(self, name, mine + value)
 
     def summary(self) -> dict[str, Any]:
-        def rate(a: float, b: float) -> float | None:
-            return a / b if b else None
-
         leads = sum(self.leads_by_cards.values())
         can_beat = sum(self.can_beat.values())
         twos_played = sum(self.twos_played_by_bucket.values())
@@ -305,6 +307,19 @@ def fmt(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def situations_markdown(agents: dict[str, dict[str, Any]], situations: dict[str, tuple], intro: str) -> list[str]:
+    """The "Named situations" section of a game's window: the situations' descriptions, then per
+    agent the mean probability / chosen share (n) of each (``situations``: name -> (description,
+    when, which moves), each agent's summary under ``"situations"``)."""
+    lines = ["", "### Named situations", "", intro, ""]
+    lines += [f"- `{name}`: {desc}" for name, (desc, _, _) in situations.items()]
+    lines += ["", "| agent | " + " | ".join(f"`{n}`" for n in situations) + " |", "|---|" + "---|" * len(situations)]
+    for name, s in agents.items():
+        cells = [f"{fmt(v['mean_probability'])} / {fmt(v['chosen'])} ({v['n']})" for v in s["situations"].values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def behaviour_markdown(data: dict[str, Any]) -> list[str]:
     """Report tables of a ``behaviour`` stage result (see :func:`record_behaviour`)."""
     if data.get("available") is False:  # a game the window does not read (pipeline.stages.behaviour)
@@ -344,16 +359,12 @@ def behaviour_markdown(data: dict[str, Any]) -> list[str]:
         lines.append(f"| {name} | {s['twos_dealt']} | {s['twos_played']} | {fmt(by['13-8'])} | {fmt(by['7-4'])} | "
                      f"{fmt(by['3-1'])} | {fmt(s['twos_mean_hand_size'], 1)} | {fmt(s['twos_share_as_single'])} | "
                      f"{fmt(s['twos_share_leading'])} | {fmt(s['twos_held_at_end_share'])} |")
-    lines += ["", "### Named situations", "",
-              "Mean probability the agent puts on a class of moves in a situation, then how often its chosen move "
-              "was in the class, and n (decisions in the situation). PPO's probabilities are its policy (the "
-              "softmax of its scores; it plays the most probable move); a value learner or rule agent puts "
-              "probability 1 on its choice.", ""]
-    lines += [f"- `{name}`: {desc}" for name, (desc, _, _) in SITUATIONS.items()]
-    lines += ["", "| agent | " + " | ".join(f"`{n}`" for n in SITUATIONS) + " |", "|---|" + "---|" * len(SITUATIONS)]
-    for name, s in agents.items():
-        cells = [f"{fmt(v['mean_probability'])} / {fmt(v['chosen'])} ({v['n']})" for v in s["situations"].values()]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += situations_markdown(
+        agents, SITUATIONS,
+        "Mean probability the agent puts on a class of moves in a situation, then how often its chosen move "
+        "was in the class, and n (decisions in the situation). PPO's probabilities are its policy (the "
+        "softmax of its scores; it plays the most probable move); a value learner or rule agent puts "
+        "probability 1 on its choice.")
     checkpoints: dict[str, list[dict[str, Any]]] = data.get("checkpoints", {})
     if checkpoints:
         lines += ["", "### Across checkpoints", "",

@@ -46,7 +46,7 @@ import numpy as np
 
 from climbrl.agents.base import Decision
 from climbrl.agents.doudizhu_rules import hand_strength, sure_win_moves
-from climbrl.evaluate.behaviour import fmt, play_recorded, record_tasks
+from climbrl.evaluate.behaviour import fmt, play_recorded, rate, record_tasks, situations_markdown
 from climbrl.games.doudizhu.moves import TYPE_BOMB, TYPE_SOLO
 from climbrl.games.doudizhu.state import ROLES
 
@@ -162,10 +162,6 @@ SITUATIONS: dict[str, Situation] = {
         lambda d, i: d.game.ncards[d.moves[i]] == sum(d.observation.hand),
     ),
 }
-
-
-def rate(a: float, b: float) -> float | None:
-    return a / b if b else None
 
 
 @dataclass
@@ -437,15 +433,11 @@ def behaviour_ddz_markdown(data: dict[str, Any]) -> list[str]:
                              f"{fmt(v['lead_top_single_share'])} / {fmt(v['lead_bomb_share'])} | {v['follows']} | "
                              f"{fmt(v['follow_pass_rate'])} / {fmt(v['follow_strongest_share'])} / "
                              f"{fmt(v['follow_bomb_share'])} |")
-    lines += ["", "### Named situations", "",
-              "Mean probability the agent puts on a class of moves in a situation / how often its chosen move was in "
-              "the class (n). PPO's probabilities are its policy's softmax; a value learner or rule agent puts "
-              "probability 1 on its choice.", ""]
-    lines += [f"- `{name}`: {desc}" for name, (desc, _, _) in SITUATIONS.items()]
-    lines += ["", "| agent | " + " | ".join(f"`{n}`" for n in SITUATIONS) + " |", "|---|" + "---|" * len(SITUATIONS)]
-    for name, s in agents.items():
-        cells = [f"{fmt(v['mean_probability'])} / {fmt(v['chosen'])} ({v['n']})" for v in s["situations"].values()]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += situations_markdown(
+        agents, SITUATIONS,
+        "Mean probability the agent puts on a class of moves in a situation / how often its chosen move was in "
+        "the class (n). PPO's probabilities are its policy's softmax; a value learner or rule agent puts "
+        "probability 1 on its choice.")
     checkpoints: dict[str, list[dict[str, Any]]] = data.get("checkpoints", {})
     if checkpoints:
         lines += ["", "### Across checkpoints", "",

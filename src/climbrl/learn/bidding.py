@@ -39,6 +39,7 @@ from climbrl.agents.bidding import BiddingAgent, RuleBidder, routed
 from climbrl.config import TrainConfig
 from climbrl.encoders.registry import make_bid_encoder
 from climbrl.learn.network import linear
+from climbrl.learn.trainable import TrainableState
 
 BID_HIDDEN = 128
 BID_PASSES = 4
@@ -148,7 +149,7 @@ def bid_seed(seed: int) -> int:
     return int(np.random.SeedSequence([seed, 31]).generate_state(1)[0])
 
 
-class BidLearner:
+class BidLearner(TrainableState):
     """The bid network, its optimizer and its Monte-Carlo update (module docstring)."""
 
     def __init__(self, cfg: TrainConfig) -> None:
@@ -187,15 +188,6 @@ class BidLearner:
         return {"loss": float(np.mean(losses)), "rate": float(np.mean(batch.action != 0)),
                 "return_mean": float(np.mean(batch.ret))}
 
-    def state_dict(self) -> dict[str, Any]:
-        return {"net": self.net.state_dict(), "opt": self.opt.state_dict(), "updates": self.updates,
-                "decisions_seen": self.decisions_seen}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.net.load_state_dict(state["net"])
-        self.opt.load_state_dict(state["opt"])
-        self.updates = int(state["updates"])
-        self.decisions_seen = int(state["decisions_seen"])
 
 
 class BidRouting:

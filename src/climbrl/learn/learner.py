@@ -3,8 +3,6 @@ policy and the state that a checkpoint must hold. Subclasses add only their own 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
@@ -13,13 +11,14 @@ from climbrl.encoders import Encoder, make_encoder
 from climbrl.learn.network import make_net, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.rollout import Rollout
+from climbrl.learn.trainable import TrainableState
 
 
 def t(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(x))
 
 
-class Learner:
+class Learner(TrainableState):
     algo = "base"
     value_head = False
     dueling = False
@@ -108,16 +107,6 @@ class Learner:
         seg = torch.arange(len(idx), device=self.device)
         return net(self.t(ro.states[idx]), self.t(ro.moves[rows]), seg)
 
-    # --- checkpoints -----------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
-        return {"net": self.net.state_dict(), "opt": self.opt.state_dict(), "updates": self.updates,
-                "decisions_seen": self.decisions_seen}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.net.load_state_dict(state["net"])
-        self.opt.load_state_dict(state["opt"])
-        self.updates = int(state["updates"])
-        self.decisions_seen = int(state["decisions_seen"])
 
 
 class OnPolicyValueLearner(Learner):
