@@ -17,10 +17,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,postgres,rlcard]'
 	touch $@
 
+# dvc repro with the two studies side by side (pipeline/repro.py; JOBS=1: a plain dvc repro), under
 # one local Prefect server (127.0.0.1, a free port; PREFECT_API_URL if set) for every stage, stopped
 # afterwards, also on failure: pipeline/prefect_server.py
+JOBS ?= 2
 run: venv
-	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro
+	$(PY) -m pipeline.prefect_server -- $(PY) -m pipeline.repro --jobs $(JOBS)
 
 # the study's entropy and curriculum ablations (about an hour on two cores; not part of `run`)
 ablations: venv

@@ -10,13 +10,16 @@ reports/NAME) instead of the main one.
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import time
 
-import pipeline  # noqa: F401  (environment defaults)
-from climbrl.params import ParamsError
+_START = time.perf_counter()  # the stage's time counts from here (stage_times)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+
+import pipeline  # noqa: F401, E402  (environment defaults)
+from climbrl.params import ParamsError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
          "report": lambda: flows.report_flow(args.params, track),
          "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]()
     print(f"stage {args.stage} {args.algo or ''} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if args.stage not in ("study", "report"):
+        from climbrl.stage_times import write_stage_time
+
+        write_stage_time(stages.study_paths(params).reports, args.stage, time.perf_counter() - _START,
+                         args.algo if args.stage in ("train", "evaluate") else None)
     return 0
 
 

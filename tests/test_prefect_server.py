@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_make_run_and_the_ablations_run_under_one_server() -> None:
     recipes = (REPO / "Makefile").read_text()
-    assert "$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro\n" in recipes
+    assert "$(PY) -m pipeline.prefect_server -- $(PY) -m pipeline.repro --jobs $(JOBS)\n" in recipes  # dvc repro
     assert "$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro ablations/dvc.yaml" in recipes
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from climbrl.params import Params
+from climbrl.stage_times import stage_time_lines
 
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -289,6 +290,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
             figure_paths.append(png)
             md += [f"![{png.stem}](behaviour/{png.name})", ""]
     md += optuna_lines
+    md += stage_time_lines(reports)
     for study in params.studies:
         md += _study_summary_lines(study, reports / study, metrics)
     (reports / "report.md").write_text("\n".join(md))

@@ -1,0 +1,130 @@
+"""pipeline.repro: the studies' stages run side by side by DVC, the joint stages after them, and
+each stage's wall time reaches the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from climbrl.stage_times import read_stage_times, stage_time_lines, write_stage_time
+from pipeline import repro
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_stage_belongs_to_the_study_its_foreach_key_names() -> None:
+    studies = ["doudizhu"]
+    assert repro.study_of("train@doudizhu-ppo", studies) == "doudizhu"
+    assert repro.study_of("seeds@doudizhu", studies) == "doudizhu"
+    assert repro.study_of("train@ppo", studies) == repro.MAIN
+    assert repro.study_of("simulate@paper", studies) == repro.MAIN
+    assert repro.study_of("train@doudizhuish", studies) == repro.MAIN  # a prefix is not a study
+
+
+def test_a_stage_downstream_of_two_studies_is_joint() -> None:
+    edges = {"s@big2": set(), "t@ppo": {"s@big2"}, "s@o": set(), "t@o-ppo": {"s@o"},
+             "r@o": {"t@o-ppo"}, "r@big2": {"t@ppo", "r@o"}, "x": {"r@big2"}}
+    by, joint = repro.groups(edges, ["o"])
+    assert by == {"big2": ["s@big2", "t@ppo"], "o": ["s@o", "t@o-ppo", "r@o"]}
+    assert joint == ["r@big2", "x"]  # x only through r@big2: still downstream of both studies
+
+
+def test_the_repository_pipeline_runs_its_two_studies_side_by_side() -> None:
+    by, joint = repro.groups(repro.stage_graph(REPO), repro.study_names(REPO))
+    assert set(by) == {"big2", "doudizhu"}
+    assert joint == ["report@big2"]  # it reads the Dou Dizhu study's metrics.json
+    assert "report@doudizhu" in by["doudizhu"] and "train@ppo" in by["big2"]
+    assert not any(s.startswith("report") for s in by["big2"])
+
+
+TOY = """
+stages:
+  work:
+    foreach: [big2, other]
+    do:
+      cmd: python stamp.py ${item}
+      deps:
+        - stamp.py
+      outs:
+        - out_${item}.json
+  join:
+    cmd: python join.py
+    deps: [join.py, out_big2.json, out_other.json]
+    outs: [joined.txt]
+"""
+
+STAMP = """import json, sys, time
+start = time.time(); time.sleep(3)
+json.dump({"start": start, "end": time.time()}, open(f"out_{sys.argv[1]}.json", "w"))
+"""
+
+
+JOIN = """import json
+ends = [json.load(open(f"out_{s}.json"))["end"] for s in ("big2", "other")]
+open("joined.txt", "w").write(str(len(ends)))
+"""
+
+
+@pytest.fixture()
+def toy_repo(tmp_path, monkeypatch):
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    monkeypatch.setenv("DVC_NO_ANALYTICS", "1")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    (tmp_path / "dvc.yaml").write_text(TOY)
+    (tmp_path / "stamp.py").write_text(STAMP)
+    (tmp_path / "join.py").write_text(JOIN)
+    (tmp_path / "params.yaml").write_text("studies:\n  other: {}\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_studies_run_at_the_same_time_and_the_joint_stage_after_them(toy_repo) -> None:
+    assert repro.main(["--jobs", "2"]) == 0
+    a, b = (json.loads((toy_repo / f"out_{s}.json").read_text()) for s in ("big2", "other"))
+    assert a["start"] < b["end"] and b["start"] < a["end"]  # the two studies' stages overlapped
+    assert (toy_repo / "joined.txt").read_text().strip() == "2"
+    status = subprocess.run([sys.executable, "-m", "dvc", "status"], capture_output=True, text=True, check=True)
+    assert "up to date" in status.stdout  # dvc.lock records every stage: no write was lost
+
+
+def test_one_job_is_a_plain_dvc_repro(toy_repo) -> None:
+    assert repro.main(["--jobs", "1"]) == 0
+    a, b = (json.loads((toy_repo / f"out_{s}.json").read_text()) for s in ("big2", "other"))
+    assert a["end"] <= b["start"] or b["end"] <= a["start"]  # one after the other
+    assert (toy_repo / "joined.txt").exists()
+
+
+def test_a_failing_study_skips_the_joint_stage(toy_repo) -> None:
+    (toy_repo / "stamp.py").write_text(STAMP + "sys.exit(sys.argv[1] == 'other')\n")
+    assert repro.main(["--jobs", "2"]) == 1
+    assert (toy_repo / "out_big2.json").exists() and not (toy_repo / "joined.txt").exists()
+
+
+def test_stage_times_are_recorded_in_pipeline_order_and_summed(tmp_path) -> None:
+    write_stage_time(tmp_path, "tournament", 130.0)
+    write_stage_time(tmp_path, "train", 61.04, "ppo")
+    write_stage_time(tmp_path, "seeds", 3.0)
+    rows = read_stage_times(tmp_path)
+    assert [(r["stage"], r["learner"]) for r in rows] == [("seeds", None), ("train", "ppo"), ("tournament", None)]
+    md = "\n".join(stage_time_lines(tmp_path))
+    assert "| train | ppo | 61 s |" in md and "| tournament |  | 2.2 min |" in md
+    assert "**all stages** | | **3.2 min**" in md
+    assert stage_time_lines(tmp_path / "none") == []
+
+
+def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
+    from pipeline.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
+    assert main(["seeds", "--no-prefect", "--no-track"]) == 0
+    assert main(["seeds", "--no-prefect", "--no-track", "--study", "doudizhu"]) == 0
+    for reports in ("reports", "reports/doudizhu"):
+        (row,) = read_stage_times(tmp_path / reports)
+        assert row["stage"] == "seeds" and row["learner"] is None and row["seconds"] > 0
