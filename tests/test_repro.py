@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from pipeline import repro
 
 from climbrl.stage_times import read_stage_times, stage_time_lines, write_stage_time
-from pipeline import repro
 
 REPO = Path(__file__).resolve().parents[1]
 
