@@ -16,7 +16,9 @@ Groups come from the DVC graph of the root ``dvc.yaml``: a stage belongs to the 
 with an upstream stage of another study is a joint stage, left to the final ``dvc repro``. At most
 ``--jobs`` groups run at once (default: the number of cores, at least 1); ``--jobs 1`` is a plain
 ``dvc repro``. Each group's output is prefixed with its name. If a group fails, the others finish,
-the final step is skipped, and the exit status is 1. Interrupted (SIGINT, SIGTERM), the running
+the final step is skipped, and the exit status is 1. Every study's MLflow experiment is created
+before the studies start (:func:`prepare_tracking`: two first writers of a fresh store collide).
+Interrupted (SIGINT, SIGTERM), the running
 ``dvc`` processes are stopped. The wall time of the whole run is printed at the end.
 """
 
@@ -89,6 +91,26 @@ def study_names(root: Path = Path(".")) -> list[str]:
     return list(names(yaml.safe_load((root / "params.yaml").read_text()) or {}))
 
 
+def prepare_tracking(root: Path = Path(".")) -> list[str]:
+    """Create every study's MLflow experiment (and, on a fresh SQLite store, its tables) before the
+    studies start: two processes creating the same store's schema at once can collide. Returns the
+    experiments' names."""
+    import yaml
+
+    from climbrl import track
+    from climbrl.params import load_params
+
+    names: list[str] = []
+    if "tracking" not in (yaml.safe_load((root / "params.yaml").read_text()) or {}):
+        return names  # no MLflow store to prepare
+    for spec in ["params.yaml", *(f"params.yaml#{s}" for s in study_names(root))]:
+        p = load_params(str(root / spec))
+        if p.tracking.tracking_uri:
+            track.configure(p.tracking.tracking_uri, p.tracking.experiment)
+            names.append(p.tracking.experiment)
+    return names
+
+
 def _pump(name: str, stream, lock: threading.Lock) -> None:
     for line in iter(stream.readline, ""):
         with lock:
@@ -151,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[joint: {', '.join(joint) or 'none'}] {' '.join(final)}")
         return 0
     if args.jobs > 1 and len(commands) > 1:
+        prepare_tracking()
         status = run_groups(commands, args.jobs)
         failed = sorted(n for n, rc in status.items() if rc != 0)
         if failed:

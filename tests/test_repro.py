@@ -128,3 +128,17 @@ def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
     for reports in ("reports", "reports/doudizhu"):
         (row,) = read_stage_times(tmp_path / reports)
         assert row["stage"] == "seeds" and row["learner"] is None and row["seconds"] > 0
+
+
+def test_every_study_s_experiment_exists_before_the_studies_start(tmp_path) -> None:
+    import mlflow
+
+    (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    # in a process of its own: MLflow's active experiment is process-wide state
+    out = subprocess.run([sys.executable, "-c", "from pipeline import repro; print(repro.prepare_tracking())"],
+                         cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "['climbrl-big2-study', 'climbrl-doudizhu-study']"
+    client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert {e.name for e in client.search_experiments()} >= {"climbrl-big2-study", "climbrl-doudizhu-study"}
