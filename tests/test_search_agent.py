@@ -225,3 +225,59 @@ def test_belief_filter_keeps_s_deals_and_prefers_consistent_ones() -> None:
     uniform = sample_deals(d.observation, game.rules.starting_card_id, random.Random(3), 128)
     filtered = replay_mismatches(deals, *replay, game.tables, HEURISTIC).mean()
     assert filtered < replay_mismatches(uniform, *replay, game.tables, HEURISTIC).mean()
+
+
+@pytest.fixture(scope="module")
+def base_policy(tmp_path_factory) -> str:
+    """A small trained Big 2 policy (one epoch): a base policy for the search to rank moves by."""
+    from climbrl.config import train_config
+    from climbrl.learn.train import train
+
+    out = tmp_path_factory.mktemp("base")
+    train(train_config("ppo", epochs=1, games_per_epoch=8, hidden=32, eval_every=0, keep_policy_every=0, seed=3),
+          out, progress=False)
+    return str(out / "policy.pt")
+
+
+def test_a_trained_base_policy_ranks_the_candidates(base_policy) -> None:
+    agent = make_any_agent(f"search:checkpoint:{base_policy},rollouts=6,K=3")
+    policy = make_any_agent(f"checkpoint:{base_policy}")
+    assert (agent.samples, agent.candidates) == (6, 3)
+    assert agent.name == f"search:checkpoint:{base_policy},S=6,K=3,rollout=heuristic"
+    seen = 0
+    for seed in range(10):
+        state = _play_to(GAMES[0], seed, steps=(5 * seed) % 30)
+        d = Decision.from_state(state)
+        scores = policy.move_scores(d)
+        cand = agent.candidates_of(d)
+        top = list(np.argsort(-scores, kind="stable")[:3])
+        if d.moves[0] == 0 and 0 not in top and len(top) > 1:
+            top[-1] = 0  # a legal pass is always scored
+        assert list(cand) == top
+        assert int(np.argmax(scores)) == policy.act(d, random.Random(0))  # the policy's own choice heads it
+        seen += len(d.moves) > 3
+    assert seen  # positions with more moves than candidates were checked
+
+
+def test_a_search_over_a_base_policy_sees_only_its_observation(base_policy) -> None:
+    agent = make_any_agent(f"search:checkpoint:{base_policy},S=8,K=4")
+    for seed in range(8):
+        state = _play_to(GAMES[seed % 2], seed, steps=(7 * seed) % 40)
+        d = Decision.from_state(state)
+        ref = agent.act(d, random.Random(seed))
+        for k in range(3):
+            other = _exchanged(state, random.Random(1000 * seed + k))
+            assert agent.act(Decision.from_state(other), random.Random(seed)) == ref
+
+
+def test_a_base_policy_spec_is_checked(base_policy, tmp_path) -> None:
+    with pytest.raises(ValueError, match="make_agent"):
+        make_agent(f"search:checkpoint:{base_policy}")  # the rule-agent registry cannot load a network
+    with pytest.raises(ValueError, match="one base policy"):
+        make_any_agent(f"search:checkpoint:{base_policy},checkpoint:{base_policy}")
+    with pytest.raises(ValueError, match="twice"):
+        make_any_agent(f"search:checkpoint:{base_policy},S=4,rollouts=8")
+    with pytest.raises(Exception, match="missing.pt"):
+        make_any_agent(f"search:checkpoint:{tmp_path / 'missing.pt'},S=4")
+    with pytest.raises(ValueError, match="big2"):
+        make_any_agent(f"search:checkpoint:{base_policy}", "doudizhu")

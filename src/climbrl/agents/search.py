@@ -45,6 +45,12 @@ Choices, and why:
   worth scoring).
   With ``K`` >= the number of legal moves every move is scored. The same ranking is used
   whatever the rollout policy (it only proposes candidates; the rollouts decide).
+  *A trained base policy* (``search:checkpoint:PATH,...``, built by
+  :func:`climbrl.learn.specs.make_agent`): the candidates are instead the top ``K`` moves by the
+  checkpoint's scores (ties in the order of the legal moves), with the same pass rule; the
+  network sees the same decision the agent sees, so the fairness argument holds. The rollouts
+  stay compiled (a network in every seat of every rollout would cost far more than the 0.2 s a
+  decision may take): the network proposes, the heuristic rollouts decide.
 - *Rollouts.* One compiled function (numba, like the engine's move generator it calls) plays a
   whole game from arrays: four hands, the seat to act, the trick to beat (cls, power, its
   player), the lock-outs. Its turn logic is :class:`~climbrl.games.big2.state.Big2State`'s (a
@@ -69,6 +75,7 @@ for the measured seconds per decision and rollouts per second).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
@@ -357,7 +364,10 @@ class SearchAgent(Agent):
     games = ("big2",)
 
     def __init__(self, samples: int = 48, candidates: int = 10, rollout: str = "heuristic",
-                 belief: int = 0) -> None:
+                 belief: int = 0, ranker: Callable[[Decision], np.ndarray] | None = None,
+                 base: str = "") -> None:
+        """``ranker``: the base policy's score of each legal move of a decision (its name:
+        ``base``), which then orders the candidates instead of the heuristic's ranking."""
         if samples < 1 or candidates < 1:
             raise ValueError(f"search needs S >= 1 and K >= 1, got S={samples}, K={candidates}")
         if rollout not in ROLLOUT_POLICIES:
@@ -369,14 +379,19 @@ class SearchAgent(Agent):
         self.rollout = rollout
         self.belief = belief
         self.policy = ROLLOUT_POLICIES.index(rollout)
-        self.name = f"search:S={samples},K={candidates},rollout={rollout}" + (f",belief={belief}" if belief else "")
+        self.ranker = ranker
+        self.name = (f"search:{base + ',' if base else ''}S={samples},K={candidates},rollout={rollout}"
+                     + (f",belief={belief}" if belief else ""))
 
     def candidates_of(self, d: Decision) -> np.ndarray:
         """Indices (into ``d.moves``) of the moves to score, best first."""
-        masks = np.array(d.moves, dtype=np.int64)
-        types = np.array(d.types, dtype=np.int64)
-        powers = np.array(d.powers, dtype=np.int64)
-        order = candidate_order(d.hand, masks, types, powers, d.game.tables)
+        if self.ranker is not None:
+            order = np.argsort(-np.asarray(self.ranker(d), dtype=np.float64), kind="stable")
+        else:
+            masks = np.array(d.moves, dtype=np.int64)
+            types = np.array(d.types, dtype=np.int64)
+            powers = np.array(d.powers, dtype=np.int64)
+            order = candidate_order(d.hand, masks, types, powers, d.game.tables)
         cand = order[:self.candidates].copy()
         if d.moves[0] == 0 and 0 not in cand and len(cand) > 1:  # a pass is legal: score it too
             cand[-1] = 0
@@ -418,16 +433,38 @@ class SearchAgent(Agent):
             cls, power, last_player, locked, d.game.tables, bool(d.game.locks), self.policy)
 
 
-def parse_search_spec(spec: str) -> SearchAgent:
-    """``search`` or ``search:S=48,K=10,rollout=heuristic,belief=0`` (any subset, any order)."""
+def split_base(spec: str) -> tuple[str, str]:
+    """``(base, rest)`` of a search spec: ``search:checkpoint:P,S=64`` -> ``("checkpoint:P",
+    "search:S=64")``; ``("", spec)`` when it names no base policy."""
     _, _, arg = spec.partition(":")
+    parts = arg.split(",")
+    bases = [p for p in parts if p.strip().startswith("checkpoint:")]
+    if not bases:
+        return "", spec
+    if len(bases) > 1:
+        raise ValueError(f"agent {spec!r}: one base policy at most")
+    return bases[0].strip(), "search:" + ",".join(p for p in parts if p not in bases)
+
+
+def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None = None) -> SearchAgent:
+    """``search`` or ``search:S=48,K=10,rollout=heuristic,belief=0`` (any subset, any order;
+    ``rollouts=`` is another name for ``S=``). With ``ranker``, the spec may name the base
+    policy it comes from (``checkpoint:PATH``, see :func:`split_base`)."""
+    base, spec_rest = split_base(spec)
+    if base and ranker is None:
+        raise ValueError(f"agent {spec!r}: a search over a trained base policy is built by "
+                         "climbrl.learn.specs.make_agent")
+    _, _, arg = spec_rest.partition(":")
     kw: dict[str, int | str] = {}
-    names = {"S": "samples", "K": "candidates", "rollout": "rollout", "belief": "belief"}
+    names = {"S": "samples", "rollouts": "samples", "K": "candidates", "rollout": "rollout", "belief": "belief"}
     for part in filter(None, arg.split(",")):
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq or key not in names:
-            raise ValueError(f"agent {spec!r}: search takes S=, K=, rollout=, belief= (got {part!r})")
+            raise ValueError(f"agent {spec!r}: search takes checkpoint:PATH, S= (or rollouts=), K=, rollout=, "
+                             f"belief= (got {part!r})")
+        if names[key] in kw:
+            raise ValueError(f"agent {spec!r}: {key} given twice")
         if key == "rollout":
             kw[names[key]] = value.strip()
         else:
@@ -436,10 +473,11 @@ def parse_search_spec(spec: str) -> SearchAgent:
             except ValueError:
                 raise ValueError(f"agent {spec!r}: {key} must be an integer, got {value!r}") from None
     try:
-        return SearchAgent(**kw)  # type: ignore[arg-type]
+        return SearchAgent(**kw, ranker=ranker, base=base)  # type: ignore[arg-type]
     except ValueError as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
 
 
-__all__ = ["SearchAgent", "parse_search_spec", "best_candidate", "sample_deals", "rollout", "search_scores",
+__all__ = ["SearchAgent", "parse_search_spec", "split_base", "best_candidate", "sample_deals", "rollout",
+           "search_scores",
            "candidate_order", "public_replay", "replay_mismatches", "trick_state", "ROLLOUT_POLICIES"]

@@ -46,9 +46,10 @@ class PolicyAgent(Agent):
         self.scores_are_logits = scores_are_logits
         self.last: dict[str, Any] | None = None
 
-    def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
-        if not decisions:
-            return []
+    def encoded_scores(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(scores, offsets, states, moves)``: the network's score of every legal move of every
+        decision (decision ``b``'s moves are ``scores[offsets[b]:offsets[b + 1]]``, in the order
+        of ``decision.moves``) and the encoded batch."""
         states, moves, offsets = self.encoder.encode(decisions)
         counts = np.diff(offsets)
         device = next(self.net.parameters()).device
@@ -56,6 +57,17 @@ class PolicyAgent(Agent):
         with torch.no_grad():
             scores = self.net(torch.from_numpy(states).to(device), torch.from_numpy(moves).to(device),
                               seg).cpu().numpy()
+        return scores, offsets, states, moves
+
+    def move_scores(self, decision: Decision) -> np.ndarray:
+        """The network's score of each legal move of one decision (higher: preferred); a rollout
+        search ranks its candidate moves by them (``search:checkpoint:PATH``)."""
+        return self.encoded_scores([decision])[0].astype(np.float64)
+
+    def act_batch(self, decisions: Sequence[Decision], rngs: Sequence[random.Random]) -> list[int]:
+        if not decisions:
+            return []
+        scores, offsets, states, moves = self.encoded_scores(decisions)
         picks = []
         logps = np.zeros(len(decisions), dtype=np.float32)
         for b, rng in enumerate(rngs):

@@ -1,5 +1,6 @@
-"""Every agent spec, trained policies included: ``checkpoint:PATH[#sample|#epsilon]`` and the
-rule agents of :func:`climbrl.agents.make_agent`.
+"""Every agent spec, trained policies included: ``checkpoint:PATH[#sample|#epsilon]``, the rollout
+search over one (``search:checkpoint:PATH,S=..,K=..``) and the rule agents of
+:func:`climbrl.agents.make_agent`.
 
 A checkpoint is loaded for the game it is asked to play: one trained for another game (or with
 another encoder version) is refused with a :class:`~climbrl.learn.checkpoint.CheckpointError`
@@ -9,6 +10,7 @@ naming both.
 from __future__ import annotations
 
 from climbrl.agents import Agent
+from climbrl.agents.registry import check_game
 from climbrl.agents.registry import make_agent as make_rule_agent
 
 
@@ -16,6 +18,17 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
     """An agent from its spec for ``game`` (a name, with or without ``:preset``); ``ValueError``
     (or :class:`CheckpointError`) naming the spec when it cannot be built."""
     name, _, arg = spec.partition(":")
+    if name == "search":
+        from climbrl.agents.search import parse_search_spec, split_base
+
+        base, _ = split_base(spec)
+        if base:  # the rollout search over a trained base policy: its network ranks the candidates
+            policy = make_agent(base, game)
+            if not hasattr(policy, "move_scores"):
+                raise ValueError(f"agent {spec!r}: the base policy {base!r} has no move scores")
+            agent = parse_search_spec(spec, ranker=policy.move_scores)
+            check_game(agent, spec, game)
+            return agent
     if name == "checkpoint":
         if not arg:
             raise ValueError("agent 'checkpoint:PATH' needs a path")
