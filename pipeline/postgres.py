@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import os
 import pwd
 import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -56,7 +58,7 @@ def bin_dir() -> Path:
     if spec and spec.submodule_search_locations:  # sets up per-user folders this does not use)
         d = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
         if (d / "postgres").exists():
-            return d
+            return _reachable(d)
     found = shutil.which("initdb")
     if found and (Path(found).resolve().parent / "postgres").exists():
         return Path(found).resolve().parent
@@ -65,6 +67,43 @@ def bin_dir() -> Path:
             return Path(d)
     raise PostgresUnavailable("no PostgreSQL server binaries: pip install -e '.[postgres]' (the pgserver wheel) "
                               "or install Debian's postgresql package")
+
+
+def _others_can_run(d: Path) -> bool:
+    """Whether a user other than the owner can reach ``d`` (every folder above it searchable by others)."""
+    return all(p.stat().st_mode & stat.S_IXOTH for p in (d, *d.parents))
+
+
+def _reachable(d: Path) -> Path:
+    """``d``, or, run as root with ``d`` out of the ``nobody`` user's reach (a virtual environment
+    under a private folder such as ``/root`` or a ``mktemp -d`` folder), the ``bin`` folder of a
+    world-readable copy of the wheel's installation, made once in the temporary folder (about 35
+    MB): the server runs as ``nobody`` and must be able to execute its binaries. The copy keeps
+    the wheel's layout, ``pgserver/pginstall`` beside ``pgserver.libs``, where the binaries' RPATH
+    (``$ORIGIN/../../../pgserver.libs``) finds the libraries bundled with them."""
+    if os.geteuid() != 0 or _others_can_run(d):
+        return d
+    install = d.parent  # .../site-packages/pgserver/pginstall
+    libs = install.parent.parent / "pgserver.libs"
+    key = hashlib.sha256(f"{install}:{(d / 'postgres').stat().st_mtime_ns}".encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"climbrl-pginstall-{key}"
+    bins = target / "pgserver" / "pginstall" / "bin"
+    if not (bins / "postgres").exists():
+        part = Path(tempfile.mkdtemp(prefix=f"{target.name}.part-", dir=target.parent))
+        shutil.copytree(install, part / "pgserver" / "pginstall", symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, part / "pgserver.libs", symlinks=True)
+        for p in (part, *part.rglob("*")):
+            if not p.is_symlink():
+                mode = p.stat().st_mode
+                run = p.is_dir() or mode & stat.S_IXUSR
+                p.chmod(mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+                        | (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH if run else 0))
+        try:
+            part.rename(target)
+        except OSError:  # another process made it first
+            shutil.rmtree(part, ignore_errors=True)
+    return bins
 
 
 def check_driver() -> None:

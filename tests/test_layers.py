@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
-    ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment"),
+    ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times"),
     ("climbrl.games",),
     ("climbrl.agents",),
     ("climbrl.encoders",),

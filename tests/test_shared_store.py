@@ -20,6 +20,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -217,3 +218,30 @@ def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postg
     # the artifacts lie in the server's folder, not the workers' tracking folders
     assert list((tmp_path / "artifacts").rglob("policy.pt"))
     assert not (tmp_path / "mlruns").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root process drops to nobody to run PostgreSQL")
+def test_server_binaries_out_of_nobody_s_reach_are_copied_where_it_can_run_them(tmp_path) -> None:
+    """Run as root, the server runs as ``nobody``; a virtual environment under a private folder
+    (``/root``, a ``mktemp -d`` folder, pytest's tmp_path) holds binaries that user cannot reach."""
+    import pwd
+
+    from pipeline import postgres
+
+    install = tmp_path / "venv" / "site-packages" / "pgserver" / "pginstall"  # the wheel's layout
+    (install / "bin").mkdir(parents=True)
+    libs = tmp_path / "venv" / "site-packages" / "pgserver.libs"
+    libs.mkdir()
+    (libs / "libpq.txt").write_text("lib\n")
+    script = install / "bin" / "postgres"
+    script.write_text('#!/bin/sh\ncat "$(dirname "$0")/../../../pgserver.libs/libpq.txt"\n')  # its RPATH
+    script.chmod(0o700)
+    tmp_path.chmod(0o700)
+    assert not postgres._others_can_run(install / "bin")
+    bins = postgres._reachable(install / "bin")
+    assert bins != install / "bin" and postgres._others_can_run(bins)
+    assert postgres._reachable(install / "bin") == bins  # made once
+    nobody = pwd.getpwnam("nobody")
+    out = subprocess.run([str(bins / "postgres")], user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout == "lib\n"  # the copy runs as nobody and finds the bundled libraries by its RPATH

@@ -26,7 +26,7 @@ def stage_time_path(reports: Path, stage: str, learner: str | None = None) -> Pa
 def write_stage_time(reports: Path, stage: str, seconds: float, learner: str | None = None) -> Path:
     path = stage_time_path(reports, stage, learner)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"stage": stage, "learner": learner, "seconds": round(seconds, 1),
+    path.write_text(json.dumps({"stage": stage, "learner": learner, "seconds": round(seconds, 3),
                                 "finished": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n")
     return path
 
