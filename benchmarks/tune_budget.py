@@ -111,6 +111,10 @@ def permutation_p(x: list[float], y: list[float]) -> float:
 
 
 def summarize(rows: list[dict], budgets: list[str]) -> dict:
+    """Per learner: the full budget's scores, then per reduced budget (every one measured, in
+    ``budgets`` first) and objective the rank correlation with them."""
+    full_key = f"{FULL[0]}x{FULL[1]}"
+    budgets = list(dict.fromkeys([*budgets, *sorted({r["budget"] for r in rows} - {full_key})]))
     out = {}
     for algo in sorted({r["algo"] for r in rows}):
         full = {r["config"]: r["scores"]["full"]["win_rate"] for r in rows
@@ -157,7 +161,7 @@ def main() -> None:
     rows: list[dict] = data.get("rows", [])
     done = {(r["algo"], r["config"], r["budget"]) for r in rows}
     jobs = []
-    configs = {}
+    configs = dict(data.get("setup", {}).get("configs", {}))  # other learners' from earlier runs
     for algo in args.algos.split(","):
         configs[algo] = draw_configs(algo, args.configs, args.seed)
         for i, values in enumerate(configs[algo]):
