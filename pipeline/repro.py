@@ -83,32 +83,36 @@ def stage_graph(root: Path = Path(".")) -> dict[str, set[str]]:
         return {s.addressing: {d.addressing for d in g.successors(s) if d in mine} for s in mine}
 
 
-def study_names(root: Path = Path(".")) -> list[str]:
+def _raw_params(root: Path) -> dict:
     import yaml
 
+    return yaml.safe_load((root / "params.yaml").read_text()) or {}
+
+
+def study_names(root: Path = Path(".")) -> list[str]:
     from climbrl.params import study_names as names
 
-    return list(names(yaml.safe_load((root / "params.yaml").read_text()) or {}))
+    return list(names(_raw_params(root)))
 
 
 def prepare_tracking(root: Path = Path(".")) -> list[str]:
     """Create every study's MLflow experiment (and, on a fresh SQLite store, its tables) before the
     studies start: two processes creating the same store's schema at once can collide. Returns the
     experiments' names."""
-    import yaml
-
     from climbrl import track
     from climbrl.params import load_params
+    from climbrl.params import study_names as names
 
-    names: list[str] = []
-    if "tracking" not in (yaml.safe_load((root / "params.yaml").read_text()) or {}):
-        return names  # no MLflow store to prepare
-    for spec in ["params.yaml", *(f"params.yaml#{s}" for s in study_names(root))]:
+    raw = _raw_params(root)
+    if "tracking" not in raw:
+        return []  # no MLflow store to prepare
+    experiments: list[str] = []
+    for spec in ["params.yaml", *(f"params.yaml#{s}" for s in names(raw))]:
         p = load_params(str(root / spec))
         if p.tracking.tracking_uri:
             track.configure(p.tracking.tracking_uri, p.tracking.experiment)
-            names.append(p.tracking.experiment)
-    return names
+            experiments.append(p.tracking.experiment)
+    return experiments
 
 
 def _pump(name: str, stream, lock: threading.Lock) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 TIMES = "times"
-ORDER = ("seeds", "train", "evaluate", "deep", "simulate", "baselines", "tournament", "behaviour")
+ORDER = ("seeds", "train", "evaluate", "deep", "baselines", "tournament", "behaviour")  # the timed stages
 
 
 def stage_time_path(reports: Path, stage: str, learner: str | None = None) -> Path:

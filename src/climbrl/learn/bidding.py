@@ -189,7 +189,6 @@ class BidLearner(TrainableState):
                 "return_mean": float(np.mean(batch.ret))}
 
 
-
 class BidRouting:
     """What one training run does with the auction (``cfg.bidding``): nothing for ``policy``."""
 

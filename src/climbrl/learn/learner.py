@@ -108,7 +108,6 @@ class Learner(TrainableState):
         return net(self.t(ro.states[idx]), self.t(ro.moves[rows]), seg)
 
 
-
 class OnPolicyValueLearner(Learner):
     """Regress Q(s, a) of the moves taken on a target computed from the epoch's own games."""
 
