@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-FULL = (100, 200)  # the study's budget; --full changes it (a smoke run)
+FULL = "100x200"  # the study's budget (epochs x games per epoch); --full changes it (a smoke run)
 OUT = Path(__file__).parent / "results" / "tune_budget.json"
 # deal seeds of the scoring matches: distinct from the study's (20260, 20261) and tune's
 OBJECTIVE_SEED, EVAL_SEED, FULL_SEED = 91_001, 91_002, 91_003
@@ -92,55 +92,55 @@ def job(algo: str, index: int, values: dict, budget: tuple[int, int], games: dic
             "scores": scores}
 
 
+def ranks(v: list[float]) -> np.ndarray:
+    """Ranks with ties averaged (Spearman's convention)."""
+    import pandas as pd
+
+    return pd.Series(v).rank(method="average").to_numpy()
+
+
 def spearman(x: list[float], y: list[float]) -> float:
-    rx, ry = (np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(float) for v in (x, y))
-    # average ranks for ties
-    for r, v in ((rx, x), (ry, y)):
-        v = np.asarray(v)
-        for u in np.unique(v):
-            idx = np.where(v == u)[0]
-            r[idx] = r[idx].mean()
-    return float(np.corrcoef(rx, ry)[0, 1])
+    return float(np.corrcoef(ranks(x), ranks(y))[0, 1])
 
 
 def permutation_p(x: list[float], y: list[float]) -> float:
     """One-sided exact p-value of rho >= observed under every ordering of y (n <= 9)."""
-    rho = spearman(x, y)
-    perms = list(itertools.permutations(y))
-    return sum(spearman(x, list(p)) >= rho - 1e-12 for p in perms) / len(perms)
+    rx, ry = ranks(x), ranks(y)
+    perms = ry[np.array(list(itertools.permutations(range(len(ry)))))]  # every ordering, one per row
+    rx, perms = rx - rx.mean(), perms - perms.mean(axis=1, keepdims=True)
+    rhos = perms @ rx / (np.linalg.norm(perms, axis=1) * np.linalg.norm(rx))
+    return float(np.mean(rhos >= spearman(x, y) - 1e-12))
 
 
-def summarize(rows: list[dict], budgets: list[str]) -> dict:
+def summarize(rows: list[dict], budgets: list[str], full: str = FULL) -> dict:
     """Per learner: the full budget's scores, then per reduced budget (every one measured, in
     ``budgets`` first) and objective the rank correlation with them."""
-    full_key = f"{FULL[0]}x{FULL[1]}"
-    budgets = list(dict.fromkeys([*budgets, *sorted({r["budget"] for r in rows} - {full_key})]))
+    budgets = list(dict.fromkeys([*budgets, *sorted({r["budget"] for r in rows} - {full})]))
     out = {}
     for algo in sorted({r["algo"] for r in rows}):
-        full = {r["config"]: r["scores"]["full"]["win_rate"] for r in rows
-                if r["algo"] == algo and r["budget"] == f"{FULL[0]}x{FULL[1]}"}
-        res = {"full": full}
+        scores = {r["config"]: r["scores"]["full"]["win_rate"] for r in rows
+                  if r["algo"] == algo and r["budget"] == full}
+        res = {"full": scores}
         for b in budgets:
             for kind in ("objective", "eval"):
                 red = {r["config"]: r["scores"][kind]["win_rate"] for r in rows
                        if r["algo"] == algo and r["budget"] == b}
-                common = sorted(set(full) & set(red))
+                common = sorted(set(scores) & set(red))
                 if len(common) < 3:
                     continue
-                x, y = [red[c] for c in common], [full[c] for c in common]
+                x, y = [red[c] for c in common], [scores[c] for c in common]
                 best = max(common, key=lambda c: (red[c], -c))
-                full_rank = 1 + sorted(common, key=lambda c: -full[c]).index(best)
+                full_rank = 1 + sorted(common, key=lambda c: -scores[c]).index(best)
                 res[f"{b}/{kind}"] = {
                     "configs": len(common), "spearman": spearman(x, y),
                     "p_value": permutation_p(x, y) if len(common) <= 9 else None,
                     "best_reduced": best, "its_full_rank": full_rank,
-                    "full_of_best_reduced": full[best], "full_best": max(y)}
+                    "full_of_best_reduced": scores[best], "full_best": max(y)}
         out[algo] = res
     return out
 
 
 def main() -> None:
-    global FULL
     p = argparse.ArgumentParser()
     p.add_argument("--algos", default="ppo,dqn")
     p.add_argument("--configs", type=int, default=8)
@@ -152,9 +152,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--fresh", action="store_true")
-    p.add_argument("--full", default=f"{FULL[0]}x{FULL[1]}", help="the full budget (default: the study's)")
+    p.add_argument("--full", default=FULL, help="the full budget, EPOCHSxGAMES (default: the study's)")
     args = p.parse_args()
-    FULL = tuple(int(v) for v in args.full.split("x"))
     out = Path(args.out)
     budgets = args.budgets.split(",")
     data = json.loads(out.read_text()) if out.exists() and not args.fresh else {}
@@ -166,11 +165,11 @@ def main() -> None:
         configs[algo] = draw_configs(algo, args.configs, args.seed)
         for i, values in enumerate(configs[algo]):
             # the full runs first: they are the long ones
-            for b in [f"{FULL[0]}x{FULL[1]}", *budgets]:
+            for b in [args.full, *budgets]:
                 if (algo, i, b) in done:
                     continue
                 e, g = (int(v) for v in b.split("x"))
-                games = ({"full": (args.full_games, FULL_SEED)} if (e, g) == FULL else
+                games = ({"full": (args.full_games, FULL_SEED)} if b == args.full else
                          {"objective": (args.objective_games, OBJECTIVE_SEED), "eval": (args.eval_games, EVAL_SEED)})
                 jobs.append((algo, i, values, (e, g), games))
     jobs.sort(key=lambda j: -j[3][0] * j[3][1])
@@ -178,12 +177,12 @@ def main() -> None:
     def save() -> None:
         result = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
                   "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                  "setup": {"game": "big2:paper", "opponent": "heuristic x3", "full_budget": f"{FULL[0]}x{FULL[1]}",
+                  "setup": {"game": "big2:paper", "opponent": "heuristic x3", "full_budget": args.full,
                             "budgets": budgets, "objective_games": args.objective_games,
                             "eval_games": args.eval_games, "full_games": args.full_games,
                             "sampler": f"RandomSampler(seed={args.seed})", "configs": configs},
                   "rows": sorted(rows, key=lambda r: (r["algo"], r["config"], r["budget"])),
-                  "summary": summarize(rows, budgets)}
+                  "summary": summarize(rows, budgets, args.full)}
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n")
 
@@ -197,7 +196,7 @@ def main() -> None:
             s = ", ".join(f"{k} {v['win_rate']:.3f}" for k, v in r["scores"].items())
             print(f"{r['algo']} config {r['config']} {r['budget']}: {r['train_seconds']:.0f} s, {s}", flush=True)
     save()
-    print(json.dumps(summarize(rows, budgets), indent=1))
+    print(json.dumps(summarize(rows, budgets, args.full), indent=1))
 
 
 if __name__ == "__main__":
