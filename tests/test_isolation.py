@@ -101,6 +101,33 @@ def test_importing_the_tracking_module_leaves_the_environment_alone() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_selecting_the_experiment_leaves_the_environment_to_child_processes_alone(tmp_path, monkeypatch) -> None:
+    """mlflow.set_tracking_uri and set_experiment export MLFLOW_TRACKING_URI and MLFLOW_EXPERIMENT_ID;
+    a child process meant for another store (a tracking server, the other study of ``make run``)
+    would log to this one or fail on an id that is not there."""
+    import mlflow
+
+    from climbrl import track
+
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    before = dict(os.environ)
+    try:
+        track.configure(f"sqlite:///{tmp_path / 'mlflow.db'}", "first")
+        track.configure(f"sqlite:///{tmp_path / 'mlflow.db'}", "second")  # id 2 in this store
+        assert dict(os.environ) == before
+        with mlflow.start_run() as run:  # this process still logs to the experiment it chose
+            pass
+        assert mlflow.get_experiment(run.info.experiment_id).name == "second"
+        other = f"sqlite:///{tmp_path / 'other.db'}"
+        assert track.configure(other, "second") == other == mlflow.get_tracking_uri()  # not the first store
+        monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", "7")  # a value the caller set is kept
+        track.configure(f"sqlite:///{tmp_path / 'mlflow.db'}", "first")
+        assert os.environ["MLFLOW_EXPERIMENT_ID"] == "7"
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
 def test_the_environment_defaults_are_set_by_an_explicit_call(monkeypatch) -> None:
     from climbrl import environment
 

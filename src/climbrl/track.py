@@ -53,14 +53,34 @@ def params_hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+@contextmanager
+def _environment_kept(*names: str) -> Iterator[None]:
+    """MLflow's ``set_tracking_uri`` and ``set_experiment`` also export ``MLFLOW_TRACKING_URI`` and
+    ``MLFLOW_EXPERIMENT_ID`` to the process environment, where every child process inherits them:
+    a child meant for another store (the other study of ``make run``, a test's server) would then
+    log to this one or fail on an experiment id that is not there, and a second ``configure`` in
+    this process would take the first store for the user's override. The selection lives in
+    MLflow's module state; the environment is put back as it was."""
+    before = {k: os.environ.get(k) for k in names}
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def configure(tracking_uri: str, experiment: str) -> str:
     """Point MLflow at the store (the environment wins) and select the study's experiment, tagged
     as model training (:data:`EXPERIMENT_KIND`) unless someone chose another kind."""
     import mlflow
 
     uri = os.environ.get("MLFLOW_TRACKING_URI", tracking_uri)
-    mlflow.set_tracking_uri(uri)
-    exp = mlflow.set_experiment(experiment)
+    with _environment_kept("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID"):
+        mlflow.set_tracking_uri(uri)
+        exp = mlflow.set_experiment(experiment)
     if EXPERIMENT_KIND_TAG not in exp.tags:
         client = mlflow.tracking.MlflowClient()
         try:
