@@ -7,7 +7,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations server
+.PHONY: run test lint bench venv ablations champion server
 
 venv: $(VENV)/.installed
 
@@ -27,6 +27,11 @@ run: venv
 # the study's entropy and curriculum ablations (about an hour on two cores; not part of `run`)
 ablations: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro ablations/dvc.yaml
+
+# the Big 2 champion's matches and report (issue 12; champion/params.yaml; not part of `run`; it trains the
+# study's PPO first when runs/ppo is missing)
+champion: venv
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro champion/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

@@ -2,7 +2,7 @@
 
 For each setting, the agent plays ``--deals`` deals from every seat against three heuristic
 players (paper rules, deal seeds from ``--seed``, disjoint from the match seeds used for win
-rates), pinned to one core; every ``act`` call is timed (CPU time of the process and wall time).
+rates), pinned to one core; every ``act`` call is timed (CPU time of the process).
 Reported per setting: seconds per decision over all of the agent's decisions (forced ones
 included, as a match sees them) and over searched decisions only, the share of decisions
 searched, and rollouts per second inside the compiled search (``S x candidates`` rollouts per
@@ -17,64 +17,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import time
 from pathlib import Path
 
-from climbrl.agents import Decision
 from climbrl.agents.runner import deal_seeds
-from climbrl.agents.search import SearchAgent
-from climbrl.games.big2 import Big2Game
-from climbrl.learn.specs import make_agent
+from climbrl.evaluate.decision_time import decision_seconds
 
 
 def measure(spec: str, rules: str, deals: int, seed: int) -> dict:
-    game = Big2Game(rules)
-    agent = make_agent(spec, f"big2:{rules}")
-    assert isinstance(agent, SearchAgent)
-    heuristic = make_agent("heuristic")
-    stats = {"rollouts": 0, "search_cpu": 0.0}
-    score = agent.score
-
-    def timed_score(d, cand, deals_):  # type: ignore[no-untyped-def]
-        t0 = time.process_time()
-        out = score(d, cand, deals_)
-        stats["search_cpu"] += time.process_time() - t0
-        stats["rollouts"] += len(cand) * len(deals_)
-        return out
-
-    agent.score = timed_score  # type: ignore[method-assign]
-    cpu, wall, searched_cpu = [], [], []
-    wins = games = 0
-    for k, ds in enumerate(deal_seeds(seed, deals)):
-        for seat in range(4):
-            s = game.new_game(seed=ds)
-            rng = random.Random(k * 4 + seat)
-            while not s.is_terminal():
-                d = Decision.from_state(s)
-                if s.current_player == seat:
-                    before = stats["rollouts"]
-                    c0, w0 = time.process_time(), time.perf_counter()
-                    i = agent.act(d, rng)
-                    cpu.append(time.process_time() - c0)
-                    wall.append(time.perf_counter() - w0)
-                    if stats["rollouts"] > before:
-                        searched_cpu.append(cpu[-1])
-                else:
-                    i = heuristic.act(d, rng)
-                s.apply(d.moves[i])
-            games += 1
-            wins += s.winner == seat
-    return {
-        "spec": spec, "rules": rules, "games": games, "wins": wins, "decisions": len(cpu),
-        "searched_share": len(searched_cpu) / len(cpu),
-        "cpu_s_per_decision": sum(cpu) / len(cpu),
-        "wall_s_per_decision": sum(wall) / len(wall),
-        "cpu_s_per_searched_decision": sum(searched_cpu) / max(len(searched_cpu), 1),
-        "max_cpu_s_per_decision": max(cpu),
-        "rollouts": stats["rollouts"],
-        "rollouts_per_cpu_s": stats["rollouts"] / max(stats["search_cpu"], 1e-9),
-    }
+    """The agent's CPU time per decision on ``deals`` deals from every seat against three heuristic
+    players (:func:`climbrl.evaluate.decision_time.decision_seconds`)."""
+    r = decision_seconds(spec, "heuristic", rules, deal_seeds(seed, deals))
+    r["spec"] = r.pop("agent")
+    return r
 
 
 def main() -> None:
@@ -88,7 +43,6 @@ def main() -> None:
     args = ap.parse_args()
     full = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {min(full)})
-    measure("search:S=2,K=2", args.rules, 1, 0)  # warm-up (compilation, or loading numba's cache)
     out = Path(__file__).parent / "results" / "search.json"
     results = json.loads(out.read_text()) if out.exists() else {}
     for setting in args.settings:

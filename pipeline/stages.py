@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from climbrl.agents.runner import load_deal_seeds
 from climbrl.params import Params, load_params
 
 SEEDS = Path("data/eval_seeds.json")
@@ -74,8 +75,7 @@ def make_seeds(params: Params, out: Path | None = None, valid_out: Path | None =
 
 
 def load_seeds(path: Path = SEEDS) -> list[int]:
-    data = json.loads(Path(path).read_text())
-    return [int(s) for s in data["deals"]]
+    return load_deal_seeds(path)
 
 
 def check_disjoint(evaluation: list[int], validation: list[int]) -> None:

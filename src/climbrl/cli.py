@@ -118,14 +118,12 @@ def cmd_moves(args: argparse.Namespace) -> None:
 
 
 def _load_seeds(path: str) -> list[int]:
+    from climbrl.agents.runner import load_deal_seeds
+
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise CliError(f"cannot read seeds file {path}: {e}") from None
-    seeds = data.get("deals") if isinstance(data, dict) else None
-    if not isinstance(seeds, list) or not all(isinstance(s, int) and s >= 0 for s in seeds):
-        raise CliError(f"seeds file {path}: expected {{'deals': [non-negative integers]}}")
-    return seeds
+        return load_deal_seeds(path)
+    except ValueError as e:
+        raise CliError(str(e)) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:

@@ -10,8 +10,10 @@ seats, any phases.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,21 @@ def deal_seeds(seed: int, n: int) -> list[int]:
     if n < 0:
         raise ValueError(f"number of deals must be >= 0, got {n}")
     return [int(x) for x in np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64) >> np.uint64(1)]
+
+
+def load_deal_seeds(path: str | Path) -> list[int]:
+    """The deal seeds of a versioned file (``{"deals": [...]}``, written by ``climbrl seeds`` and
+    the pipeline's seeds stage); ``ValueError`` naming the file when it cannot be read or holds
+    anything else."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot read seeds file {path}: {e}") from None
+    seeds = data.get("deals") if isinstance(data, dict) else None
+    if not isinstance(seeds, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                              for s in seeds):
+        raise ValueError(f"seeds file {path}: expected {{'deals': [non-negative integers]}}")
+    return seeds
 
 
 def seat_seed(match_seed: int, deal_index: int, agent_seat: int, seat: int) -> int:
@@ -73,4 +90,4 @@ def play_games(
     return states
 
 
-__all__ = ["deal_seeds", "seat_seed", "play_games"]
+__all__ = ["deal_seeds", "load_deal_seeds", "seat_seed", "play_games"]

@@ -1,0 +1,129 @@
+"""The champion pipeline (issue 12, ``pipeline/champion.py``, ``champion/dvc.yaml``) and the
+seconds-per-decision measurement it reports (:mod:`climbrl.evaluate.decision_time`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from pipeline import champion as ch
+
+from climbrl.agents.runner import deal_seeds, load_deal_seeds
+from climbrl.evaluate.decision_time import decision_seconds
+from climbrl.evaluate.match import deal_wins, run_match
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _params(tmp_path: Path, **changes: object) -> Path:
+    seeds = tmp_path / "deals.json"
+    seeds.write_text(json.dumps({"seed": 5, "deals": deal_seeds(5, 6)}))
+    raw = {"champion": "search:S=4,K=3", "rules": "paper", "deal_set": str(seeds), "seat_seed": 3, "workers": 1,
+           "timing_deals": 2,
+           "matches": {"heuristic": {"agent": "champion", "opponent": "heuristic", "deals": 3},
+                       "search-off": {"agent": "heuristic", "opponent": "heuristic", "deals": 3},
+                       "greedy": {"agent": "champion", "opponent": "greedy", "deals": 2}},
+           "study_matches": {"public": {"agent": "champion", "opponent": "charlesworth", "deals": 2,
+                                        "rules": "charlesworth"}},
+           "curve": ["search-off", "heuristic"]}
+    raw.update(changes)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_the_decision_timer_plays_the_matchs_own_games() -> None:
+    seeds = deal_seeds(11, 3)
+    t = decision_seconds("search:S=4,K=3", "heuristic", "paper", seeds, match_seed=2)
+    m = run_match("search:S=4,K=3", ["heuristic"], rules="paper", games=12, seed=2, seeds=seeds)
+    assert t["games"] == 12 and t["wins"] == m["wins"]
+    assert t["decisions"] > 0 and 0 < t["searched_share"] <= 1 and t["rollouts"] > 0
+    assert 0 <= t["median_cpu_s_per_decision"] <= t["p95_cpu_s_per_decision"] <= t["max_cpu_s_per_decision"]
+    assert t["cpu_s_per_searched_decision"] >= t["cpu_s_per_decision"]  # the forced ones cost nothing
+    plain = decision_seconds("heuristic", "random", "paper", seeds)
+    assert "searched_share" not in plain and plain["wins"] == run_match("heuristic", ["random"], rules="paper",
+                                                                       games=12, seeds=seeds)["wins"]
+
+
+def test_a_match_records_its_deals_wins_and_seconds(tmp_path) -> None:
+    params = ch.load_champion_params(_params(tmp_path))
+    r = ch.play_match("heuristic", params, tmp_path / "reports")
+    seeds = load_deal_seeds(params.deal_set)[:3]
+    assert r["agent"] == "search:S=4,K=3" and r["games"] == 12 and len(r["deal_wins"]) == 3
+    assert [int(c) for c in r["deal_wins"]] == deal_wins("search:S=4,K=3", ["heuristic"], rules="paper", games=12,
+                                                         seed=3, seeds=seeds)
+    assert r["wins"] == sum(map(int, r["deal_wins"])) and r["win_rate_low"] <= r["win_rate"] <= r["win_rate_high"]
+    assert r["timing"]["games"] == 8 and r["timing"]["wins"] == sum(map(int, r["deal_wins"][:2]))
+    assert json.loads((tmp_path / "reports" / "matches" / "heuristic.json").read_text()) == r
+
+
+def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path / "nothing-here"))  # no public agent
+    params = ch.load_champion_params(_params(tmp_path))
+    reports = tmp_path / "reports"
+    for name in params.matches:
+        ch.play_match(name, params, reports)
+    public = json.loads((reports / "matches" / "public.json").read_text())
+    assert "weights are missing" in public["not_run"] and "wins" not in public
+    md = ch.report(params, reports).read_text()
+    assert "| public |" in md and "not run: the public agent's weights are missing" in md
+    # the champion against the heuristic alone, on the 3 deals both played
+    c, off = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("heuristic", "search-off"))
+    d = ch.paired_difference(c["deal_wins"], off["deal_wins"])
+    assert d["deals"] == 3 and f"| heuristic | search-off | `heuristic` | 3 | {d['difference']:+.3f}" in md
+    assert "| greedy | search-off" not in md  # another opponent: not comparable
+    verdict = "met" if c["win_rate_low"] >= 0.47 else "missed"
+    assert f"| heuristic | lower bound >= 0.47 | {c['win_rate_low']:.3f} | {verdict} |" in md
+    assert (reports / "champion.png").stat().st_size > 0
+
+
+def test_the_report_names_a_match_that_has_not_run(tmp_path) -> None:
+    params = ch.load_champion_params(_params(tmp_path))
+    ch.play_match("greedy", params, tmp_path / "reports")
+    with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public .run python -m pipeline"):
+        ch.report(params, tmp_path / "reports")
+
+
+def test_paired_difference() -> None:
+    d = ch.paired_difference("4321", "1111")
+    assert d["deals"] == 4 and d["difference"] == pytest.approx((3 + 2 + 1 + 0) / 4 / 4)
+    assert d["low"] < d["difference"] < d["high"]
+    assert ch.paired_difference("22", "2211")["deals"] == 2  # the deals both played
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"workers": 0}, "workers must be an integer >= 1"),
+    ({"matches": {True: {"agent": "champion", "opponent": "heuristic", "deals": 3}}}, "quote it"),
+    ({"curve": ["nowhere"]}, "curve names matches that do not exist"),
+    ({"matches": {"m": {"agent": "champion", "opponent": "heuristic", "deals": 1}}}, "deals must be an integer >= 2"),
+    ({"matches": {"m": {"agent": "champion", "deals": 3}}}, "needs agent, opponent, deals"),
+    ({"study_matches": {"heuristic": {"agent": "heuristic", "opponent": "random", "deals": 2}}},
+     "named in both"),
+])
+def test_bad_params_get_a_clear_error(tmp_path, change, message) -> None:
+    with pytest.raises(ch.ChampionParamsError, match=message):
+        ch.load_champion_params(_params(tmp_path, **change))
+
+
+def test_a_match_with_more_deals_than_the_set_is_refused(tmp_path) -> None:
+    params = ch.load_champion_params(_params(tmp_path, matches={"m": {"agent": "heuristic", "opponent": "random",
+                                                                      "deals": 7}}, curve=[]))
+    with pytest.raises(ch.ChampionParamsError, match="7 deals"):
+        ch.play_match("m", params, tmp_path)
+
+
+def test_the_repositorys_champion_pipeline_declares_every_match() -> None:
+    params = ch.load_champion_params(REPO / "champion" / "params.yaml")
+    stages = yaml.safe_load((REPO / "champion" / "dvc.yaml").read_text())["stages"]
+    assert stages["match"]["foreach"] == "${matches}" and stages["study-match"]["foreach"] == "${study_matches}"
+    raw = yaml.safe_load((REPO / "champion" / "params.yaml").read_text())
+    # every study match depends on the checkpoint it plays, the others on none
+    assert all("runs/ppo/policy.pt" in m["agent"] for m in raw["study_matches"].values())
+    assert not any("checkpoint:" in m["agent"] for m in raw["matches"].values())
+    assert "runs/ppo/policy.pt" in stages["study-match"]["do"]["deps"]
+    # the champion is reported on the study's versioned deals, not on the tuning matches' (seed 12)
+    assert params.deal_set == "data/eval_seeds.json"
+    assert not set(load_deal_seeds(REPO / params.deal_set)) & set(deal_seeds(12, 1000))
+    assert params.matches["heuristic"].agent == ch.CHAMPION and params.matches["heuristic"].deals == 1000
