@@ -11,7 +11,8 @@
   interval, and the agent's CPU seconds per decision in the match's first ``timing_deals``
   deals (:func:`climbrl.evaluate.decision_time.decision_seconds`: the same games, timed one
   decision at a time in one process).
-- ``report`` (``python -m pipeline.champion report``): ``reports/champion/champion.md`` (every
+- ``report`` (``python -m pipeline.champion report``, :mod:`pipeline.champion_report`, a module of
+  its own so that a change to the report reruns no match): ``reports/champion/champion.md`` (every
   match; every other agent against the champion on the deals both played, with the same
   opponent and rules, as a paired difference; the issue's targets checked against the lower
   bounds) and ``champion.png`` (win rate against seconds per decision, the ``curve`` matches).
@@ -38,8 +39,6 @@ from climbrl.agents.runner import load_deal_seeds
 
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
-CHAMPION = "champion"
-"""The name a match uses for the champion's spec."""
 
 
 class ChampionParamsError(ValueError):
@@ -53,6 +52,7 @@ class Match:
     opponent: str
     deals: int
     rules: str
+    team: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,6 @@ class ChampionParams:
     timing_deals: int
     matches: dict[str, Match]
     curve: tuple[str, ...]
-
-    def spec(self, agent: str) -> str:
-        return self.champion if agent == CHAMPION else agent
 
 
 def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
@@ -98,13 +95,15 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
             raise ChampionParamsError(f"{path}: match name {name!r} is not a string (YAML reads on/off/yes/no as "
                                       "booleans: quote it)")
         if not isinstance(m, dict) or not {"agent", "opponent", "deals"} <= set(m) or \
-                set(m) - {"agent", "opponent", "deals", "rules"}:
-            raise ChampionParamsError(f"{path}: match {name!r} needs agent, opponent, deals (and may name rules), "
-                                      f"got {m!r}")
+                set(m) - {"agent", "opponent", "deals", "rules", "team"}:
+            raise ChampionParamsError(f"{path}: match {name!r} needs agent, opponent, deals (and may name rules, "
+                                      f"team), got {m!r}")
+        if not isinstance(m.get("team", False), bool):
+            raise ChampionParamsError(f"{path}: match {name!r}: team must be true or false, got {m['team']!r}")
         if not isinstance(m["deals"], int) or m["deals"] < 2:
             raise ChampionParamsError(f"{path}: match {name!r}: deals must be an integer >= 2, got {m['deals']!r}")
         matches[name] = Match(name, str(m["agent"]), str(m["opponent"]), m["deals"],
-                                   str(m.get("rules", raw["rules"])))
+                              str(m.get("rules", raw["rules"])), m.get("team", False))
     curve = tuple(raw["curve"] or ())
     unknown = [c for c in curve if not isinstance(c, str) or c not in matches]
     if unknown:
@@ -133,8 +132,7 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     if name not in params.matches:
         raise ChampionParamsError(f"no match {name!r} in the champion's params (matches: {', '.join(params.matches)})")
     m = params.matches[name]
-    agent = params.spec(m.agent)
-    opponent = params.spec(m.opponent)
+    agent, opponent = m.agent, m.opponent
     seeds = load_deal_seeds(params.deal_set)
     if m.deals > len(seeds):
         raise ChampionParamsError(f"match {name!r}: {m.deals} deals, {params.deal_set} holds {len(seeds)}")
@@ -145,6 +143,8 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     missing = _external_missing(agent) or _external_missing(opponent)
     if missing:
         record["not_run"] = missing
+    elif m.team:
+        record.update(_team_match(agent, opponent, m, params, seeds, players))
     else:
         t0 = time.perf_counter()
         per_deal = deal_wins(agent, [opponent], rules=m.rules, games=players * m.deals, seed=params.seat_seed,
@@ -163,119 +163,25 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     return record
 
 
-def paired_difference(a: str, b: str) -> dict[str, float]:
-    """Win rate of ``a`` minus ``b`` on the deals both played (each a string of per-deal wins,
-    the first ``min`` deals), with a normal 95% interval over the deals' differences."""
+def _team_match(agent: str, opponent: str, m: Match, params: ChampionParams, seeds: list[int],
+                players: int) -> dict[str, Any]:
+    """Two of the agent across the table from each other against two of the opponent (seats 0 and
+    2 against 1 and 3, then swapped: every deal from every seat): the team's score per game (its
+    two seats' returns summed; zero-sum rules: 0 is parity), with a 95% interval over the deals'
+    means (a deal's games are not independent)."""
+    from climbrl.evaluate.match import relative_returns
     from climbrl.evaluate.stats import mean_interval
 
-    n = min(len(a), len(b))
-    diffs = [(int(x) - int(y)) / 4 for x, y in zip(a[:n], b[:n], strict=True)]
-    mean, lo, hi = mean_interval(diffs)
-    return {"deals": n, "difference": mean, "low": lo, "high": hi}
-
-
-def _fmt_rate(r: dict[str, Any]) -> str:
-    return f"{r['win_rate']:.3f} [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
-
-
-def _fmt_s(t: dict[str, Any] | None, key: str) -> str:
-    return f"{t[key]:.4f}" if t and key in t else ""
-
-
-TARGETS = (  # (match, what the issue asks of its lower bound or point, threshold)
-    ("heuristic", "win rate", 0.50),
-    ("heuristic", "lower bound", 0.47),
-    ("greedy-model", "win rate", 0.45),
-    ("public", "lower bound", 0.25),
-    ("public", "win rate", 0.35),
-)
-
-
-def report(params: ChampionParams, reports: str | Path = REPORTS) -> Path:
-    """``champion.md`` and ``champion.png`` from the match records."""
-    reports = Path(reports)
-    missing = [name for name in params.matches if not (reports / "matches" / f"{name}.json").exists()]
-    if missing:
-        raise FileNotFoundError(f"no record under {reports / 'matches'} of the matches {', '.join(missing)} (run "
-                                f"python -m pipeline.champion match NAME for each, or make champion)")
-    records = {name: json.loads((reports / "matches" / f"{name}.json").read_text()) for name in params.matches}
-    played = {k: r for k, r in records.items() if "not_run" not in r}
-    lines = ["# The Big 2 champion (issue 12)", "",
-             f"Champion: `{params.champion}`. Every match: the agent against three copies of the opponent on the "
-             f"first N deals of `{params.deal_set}` (the study's versioned evaluation deals), each deal from every "
-             f"seat, seat seed {params.seat_seed}; 95% Wilson intervals. Seconds: the agent's CPU time per "
-             f"decision on one core, every decision of the match's first {params.timing_deals} deals (searched: "
-             "the decisions it searched; the rest are forced or trivial).", "",
-             "| match | agent | opponent (x3) | rules | games | win rate [95% CI] | s/decision | s/searched "
-             "decision | p95 | max |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for k, r in records.items():
-        if "not_run" in r:
-            lines.append(f"| {k} | `{r['agent']}` | {r['opponent']} | {r['rules']} | not run: {r['not_run']} "
-                         "| | | | | |")
-            continue
-        t = r.get("timing")
-        lines.append(f"| {k} | `{r['agent']}` | {r['opponent']} | {r['rules']} | {r['games']} | {_fmt_rate(r)} | "
-                     f"{_fmt_s(t, 'cpu_s_per_decision')} | {_fmt_s(t, 'cpu_s_per_searched_decision')} | "
-                     f"{_fmt_s(t, 'p95_cpu_s_per_decision')} | {_fmt_s(t, 'max_cpu_s_per_decision')} |")
-    champ = {k: r for k, r in played.items() if r["agent"] == params.champion}
-    pairs = []
-    for ck, c in champ.items():
-        for k, r in played.items():
-            if k != ck and r["opponent"] == c["opponent"] and r["rules"] == c["rules"]:
-                pairs.append((ck, k, paired_difference(c["deal_wins"], r["deal_wins"])))
-    if pairs:
-        lines += ["", "## The champion against every other agent on the same deals", "",
-                  "Win rate of the champion minus the other agent's, on the deals both played (same opponents, "
-                  "rules and seat streams), with a 95% interval over the deals' differences.", "",
-                  "| champion's match | other match | other agent | deals | difference [95% CI] |",
-                  "|---|---|---|---|---|"]
-        for ck, k, d in pairs:
-            lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
-                         f"[{d['low']:+.3f}, {d['high']:+.3f}] |")
-    checks = []
-    for k, what, threshold in TARGETS:
-        if k not in played:
-            continue
-        r = played[k]
-        value = r["win_rate"] if what == "win rate" else r["win_rate_low"]
-        verdict = "met" if value >= threshold else "missed"
-        checks.append(f"| {k} | {what} >= {threshold:.2f} | {value:.3f} | {verdict} |")
-    if checks:
-        lines += ["", "## The issue's targets", "", "| match | target | measured | |", "|---|---|---|---|", *checks]
-    timed = [r["timing"]["max_cpu_s_per_decision"] for r in champ.values() if "timing" in r]
-    if timed:
-        lines += ["", f"The champion's slowest timed decision: {max(timed):.3f} s."]
-    if params.curve:
-        _plot([played[k] for k in params.curve if k in played and "timing" in played[k]], reports / "champion.png")
-        lines += ["", "![win rate against seconds per decision](champion.png)"]
-    out = reports / "champion.md"
-    out.write_text("\n".join(lines) + "\n")
-    return out
-
-
-def _plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    if rows:
-        xs = [max(r["timing"]["cpu_s_per_decision"], 1e-5) for r in rows]
-        ys = [r["win_rate"] for r in rows]
-        err = [[y - r["win_rate_low"] for y, r in zip(ys, rows, strict=True)],
-               [r["win_rate_high"] - y for y, r in zip(ys, rows, strict=True)]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3)
-        for x, y, r in zip(xs, ys, rows, strict=True):
-            ax.annotate(r["match"], (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
-        ax.set_xscale("log")
-        ax.set_title(f"against three {rows[0]['opponent']} players ({rows[0]['rules']} rules)")
-    ax.set_xlabel("CPU seconds per decision (one core, mean)")
-    ax.set_ylabel("win rate (95% CI)")
-    ax.axhline(0.25, color="grey", lw=0.8, ls=":")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    if players != 4:
+        raise ChampionParamsError(f"match {m.name!r}: a team match needs four seats, {m.rules} has {players}")
+    t0 = time.perf_counter()
+    rows = relative_returns(agent, [opponent, agent, opponent], rules=m.rules, games=players * m.deals,
+                            seed=params.seat_seed, workers=params.workers, seeds=seeds)
+    team = [r[0] + r[2] for r in rows]
+    per_deal = [sum(team[i:i + players]) / players for i in range(0, len(team), players)]
+    mean, lo, hi = mean_interval(per_deal)
+    return {"team": True, "games": len(rows), "team_score": mean, "team_score_low": lo, "team_score_high": hi,
+            "team_wins": sum(t > 0 for t in team), "match_wall_s": time.perf_counter() - t0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         r = play_match(args.name, params, args.reports)
         print(json.dumps({k: v for k, v in r.items() if k != "deal_wins"}, indent=2))
     else:
+        from pipeline.champion_report import report
+
         print(report(params, args.reports))
     return 0
 
@@ -298,5 +206,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["load_champion_params", "play_match", "paired_difference", "report", "ChampionParams", "Match",
-           "ChampionParamsError"]
+__all__ = ["load_champion_params", "play_match", "ChampionParams", "Match", "ChampionParamsError"]

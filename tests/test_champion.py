@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from pipeline import champion as ch
+from pipeline import champion_report
 
 from climbrl.agents.runner import deal_seeds, load_deal_seeds
 from climbrl.evaluate.decision_time import decision_seconds
@@ -22,10 +23,10 @@ def _params(tmp_path: Path, **changes: object) -> Path:
     seeds.write_text(json.dumps({"seed": 5, "deals": deal_seeds(5, 6)}))
     raw = {"champion": "search:S=4,K=3", "rules": "paper", "deal_set": str(seeds), "seat_seed": 3, "workers": 1,
            "timing_deals": 2,
-           "matches": {"heuristic": {"agent": "champion", "opponent": "heuristic", "deals": 3},
+           "matches": {"heuristic": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3},
                        "search-off": {"agent": "heuristic", "opponent": "heuristic", "deals": 3},
-                       "greedy": {"agent": "champion", "opponent": "greedy", "deals": 2}},
-           "study_matches": {"public": {"agent": "champion", "opponent": "charlesworth", "deals": 2,
+                       "greedy": {"agent": "search:S=4,K=3", "opponent": "greedy", "deals": 2}},
+           "study_matches": {"public": {"agent": "search:S=4,K=3", "opponent": "charlesworth", "deals": 2,
                                         "rules": "charlesworth"}},
            "curve": ["search-off", "heuristic"]}
     raw.update(changes)
@@ -67,11 +68,11 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
         ch.play_match(name, params, reports)
     public = json.loads((reports / "matches" / "public.json").read_text())
     assert "weights are missing" in public["not_run"] and "wins" not in public
-    md = ch.report(params, reports).read_text()
+    md = champion_report.report(params, reports).read_text()
     assert "| public |" in md and "not run: the public agent's weights are missing" in md
     # the champion against the heuristic alone, on the 3 deals both played
     c, off = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("heuristic", "search-off"))
-    d = ch.paired_difference(c["deal_wins"], off["deal_wins"])
+    d = champion_report.paired_difference(c["deal_wins"], off["deal_wins"])
     assert d["deals"] == 3 and f"| heuristic | search-off | `heuristic` | 3 | {d['difference']:+.3f}" in md
     assert "| greedy | search-off" not in md  # another opponent: not comparable
     verdict = "met" if c["win_rate_low"] >= 0.47 else "missed"
@@ -83,24 +84,46 @@ def test_the_report_names_a_match_that_has_not_run(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     ch.play_match("greedy", params, tmp_path / "reports")
     with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public .run python -m pipeline"):
-        ch.report(params, tmp_path / "reports")
+        champion_report.report(params, tmp_path / "reports")
+
+
+def test_a_team_match_scores_the_two_seats_across_the_table(tmp_path) -> None:
+    from climbrl.evaluate.match import relative_returns
+
+    seeds = deal_seeds(4, 3)
+    rows = relative_returns("search:S=4,K=3", ["heuristic", "search:S=4,K=3", "heuristic"], rules="paper",
+                            games=12, seed=1, seeds=seeds)
+    m = run_match("search:S=4,K=3", ["heuristic", "search:S=4,K=3", "heuristic"], rules="paper", games=12, seed=1,
+                  seeds=seeds)
+    assert len(rows) == 12 and all(abs(sum(r)) < 1e-9 for r in rows)  # zero-sum rules
+    assert sum(r[0] for r in rows) / 12 == pytest.approx(m["mean_reward"])  # row[0]: the agent's own return
+    # the heuristic in all four seats plays each deal's game alike from every seat: the two teams'
+    # scores cancel deal by deal, exactly parity
+    params = ch.load_champion_params(_params(tmp_path, matches={
+        "team": {"agent": "heuristic", "opponent": "heuristic", "deals": 3, "team": True}}, curve=[]))
+    r = ch.play_match("team", params, tmp_path / "reports")
+    assert r["team"] and r["games"] == 12
+    assert r["team_score"] == pytest.approx(0, abs=1e-12) and r["team_score_high"] - r["team_score_low"] < 1e-12
 
 
 def test_paired_difference() -> None:
-    d = ch.paired_difference("4321", "1111")
+    d = champion_report.paired_difference("4321", "1111")
     assert d["deals"] == 4 and d["difference"] == pytest.approx((3 + 2 + 1 + 0) / 4 / 4)
     assert d["low"] < d["difference"] < d["high"]
-    assert ch.paired_difference("22", "2211")["deals"] == 2  # the deals both played
+    assert champion_report.paired_difference("22", "2211")["deals"] == 2  # the deals both played
 
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"workers": 0}, "workers must be an integer >= 1"),
-    ({"matches": {True: {"agent": "champion", "opponent": "heuristic", "deals": 3}}}, "quote it"),
+    ({"matches": {True: {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3}}}, "quote it"),
     ({"curve": ["nowhere"]}, "curve names matches that do not exist"),
-    ({"matches": {"m": {"agent": "champion", "opponent": "heuristic", "deals": 1}}}, "deals must be an integer >= 2"),
-    ({"matches": {"m": {"agent": "champion", "deals": 3}}}, "needs agent, opponent, deals"),
+    ({"matches": {"m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 1}}},
+     "deals must be an integer >= 2"),
+    ({"matches": {"m": {"agent": "search:S=4,K=3", "deals": 3}}}, "needs agent, opponent, deals"),
     ({"study_matches": {"heuristic": {"agent": "heuristic", "opponent": "random", "deals": 2}}},
      "named in both"),
+    ({"matches": {"m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3, "team": "yes"}}},
+     "team must be true or false"),
 ])
 def test_bad_params_get_a_clear_error(tmp_path, change, message) -> None:
     with pytest.raises(ch.ChampionParamsError, match=message):
@@ -126,4 +149,4 @@ def test_the_repositorys_champion_pipeline_declares_every_match() -> None:
     # the champion is reported on the study's versioned deals, not on the tuning matches' (seed 12)
     assert params.deal_set == "data/eval_seeds.json"
     assert not set(load_deal_seeds(REPO / params.deal_set)) & set(deal_seeds(12, 1000))
-    assert params.matches["heuristic"].agent == ch.CHAMPION and params.matches["heuristic"].deals == 1000
+    assert params.matches["heuristic"].agent == params.champion and params.matches["heuristic"].deals == 1000

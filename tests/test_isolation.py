@@ -128,6 +128,35 @@ def test_selecting_the_experiment_leaves_the_environment_to_child_processes_alon
         mlflow.set_tracking_uri(None)
 
 
+def test_a_process_that_loses_the_race_to_create_the_experiment_still_logs_to_it(tmp_path, monkeypatch) -> None:
+    """Two workers on a fresh server: the second finds no experiment, fails to create it (the
+    first just did) and gets it back from mlflow.set_experiment, not activated; its runs must
+    not fall into the Default experiment."""
+    import mlflow
+    from mlflow.tracking._tracking_service.client import TrackingServiceClient
+
+    from climbrl import track
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    mlflow.MlflowClient(tracking_uri=uri).create_experiment("raced")  # the other worker was first
+    real = TrackingServiceClient.get_experiment_by_name
+    calls = []
+
+    def not_yet(self, name):  # the first look happens before the other worker's creation
+        calls.append(name)
+        return None if len(calls) == 1 else real(self, name)
+
+    monkeypatch.setattr(TrackingServiceClient, "get_experiment_by_name", not_yet)
+    try:
+        track.configure(uri, "raced")
+        with mlflow.start_run() as run:
+            pass
+        assert mlflow.get_experiment(run.info.experiment_id).name == "raced"
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
 def test_the_environment_defaults_are_set_by_an_explicit_call(monkeypatch) -> None:
     from climbrl import environment
 

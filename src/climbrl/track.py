@@ -81,6 +81,10 @@ def configure(tracking_uri: str, experiment: str) -> str:
     with _environment_kept("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID"):
         mlflow.set_tracking_uri(uri)
         exp = mlflow.set_experiment(experiment)
+        # mlflow 3.17: a process that loses the race to create the experiment (two workers starting
+        # on a fresh server) gets it back from set_experiment without making it the active one, and
+        # its runs would go to the Default experiment: activate it by id, which always does
+        exp = mlflow.set_experiment(experiment_id=exp.experiment_id)
     if EXPERIMENT_KIND_TAG not in exp.tags:
         client = mlflow.tracking.MlflowClient()
         try:

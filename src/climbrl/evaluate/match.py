@@ -318,6 +318,36 @@ def deal_wins(
     return [w for part in map_tasks(_chunk_deal_wins, tasks, workers) for w in part]
 
 
+def _chunk_relative_returns(args: tuple) -> list[list[float]]:
+    states = _chunk_games(args)
+    n = len(args[1]) + 1
+    out = []
+    for i, st in enumerate(states):
+        returns = st.result().returns
+        out.append([float(returns[(i % n + j) % n]) for j in range(n)])
+    return out
+
+
+def relative_returns(
+    agent: str,
+    opponents: Sequence[str],
+    rules: str = "",
+    games: int = 400,
+    seed: int = 0,
+    workers: int = 1,
+    seeds: Sequence[int] | None = None,
+    game: str = "big2",
+) -> list[list[float]]:
+    """The match of :func:`run_match` (same games, same arguments), game by game: every seat's
+    return, counted from the agent's seat (``[agent, next seat, ...]``; the games of a deal are
+    consecutive, the agent in seat 0, 1, ...). With one opponent per other seat naming the
+    agent's own spec across the table, it scores a team match: the agent's team's score is
+    ``row[0] + row[2]``."""
+    opponents = opponent_list(opponents, _players(game, rules))
+    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+    return [r for part in map_tasks(_chunk_relative_returns, tasks, workers) for r in part]
+
+
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """A readable table of match summaries."""
     head = (f"{'agent':<16} {'opponents':<34} {'games':>6} {'wins':>5} {'win rate':>9} "
@@ -340,4 +370,5 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MatchResult", "deal_seeds", "deal_wins", "run_match", "format_table", "play_games", "seat_seed"]
+__all__ = ["MatchResult", "deal_seeds", "deal_wins", "relative_returns", "run_match", "format_table", "play_games",
+           "seat_seed"]

@@ -1,0 +1,146 @@
+"""The champion's report (``python -m pipeline.champion report``): ``reports/champion/champion.md``
+and ``champion.png`` from the match records that ``pipeline/champion.py`` wrote.
+
+- Every match: win rate with its Wilson interval and the agent's CPU seconds per decision (a
+  team match: the team's score per game).
+- Every other agent against the champion on the deals both played, with the same opponent and
+  rules (the same seat streams): a paired difference per deal, with a normal 95% interval over
+  the deals' differences.
+- The issue's targets (issue 12), each checked against the measured point or lower bound.
+- The figure: win rate against seconds per decision of the ``curve`` matches.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.champion import REPORTS, ChampionParams
+
+
+def paired_difference(a: str, b: str) -> dict[str, float]:
+    """Win rate of ``a`` minus ``b`` on the deals both played (each a string of per-deal wins,
+    the first ``min`` deals), with a normal 95% interval over the deals' differences."""
+    from climbrl.evaluate.stats import mean_interval
+
+    n = min(len(a), len(b))
+    diffs = [(int(x) - int(y)) / 4 for x, y in zip(a[:n], b[:n], strict=True)]
+    mean, lo, hi = mean_interval(diffs)
+    return {"deals": n, "difference": mean, "low": lo, "high": hi}
+
+
+def _fmt_rate(r: dict[str, Any]) -> str:
+    return f"{r['win_rate']:.3f} [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
+
+
+def _fmt_s(t: dict[str, Any] | None, key: str) -> str:
+    return f"{t[key]:.4f}" if t and key in t else ""
+
+
+TARGETS = (  # (match, what the issue asks of its lower bound or point, threshold)
+    ("heuristic", "win rate", 0.50),
+    ("heuristic", "lower bound", 0.47),
+    ("greedy-model", "win rate", 0.45),
+    ("public", "lower bound", 0.25),
+    ("public", "win rate", 0.35),
+)
+
+
+def report(params: ChampionParams, reports: str | Path = REPORTS) -> Path:
+    """``champion.md`` and ``champion.png`` from the match records."""
+    reports = Path(reports)
+    missing = [name for name in params.matches if not (reports / "matches" / f"{name}.json").exists()]
+    if missing:
+        raise FileNotFoundError(f"no record under {reports / 'matches'} of the matches {', '.join(missing)} (run "
+                                f"python -m pipeline.champion match NAME for each, or make champion)")
+    records = {name: json.loads((reports / "matches" / f"{name}.json").read_text()) for name in params.matches}
+    played = {k: r for k, r in records.items() if "not_run" not in r and not r.get("team")}
+    teams = {k: r for k, r in records.items() if r.get("team")}
+    lines = ["# The Big 2 champion (issue 12)", "",
+             f"Champion: `{params.champion}`. Every match: the agent against three copies of the opponent on the "
+             f"first N deals of `{params.deal_set}` (the study's versioned evaluation deals), each deal from every "
+             f"seat, seat seed {params.seat_seed}; 95% Wilson intervals. Seconds: the agent's CPU time per "
+             f"decision on one core, every decision of the match's first {params.timing_deals} deals (searched: "
+             "the decisions it searched; the rest are forced or trivial).", "",
+             "| match | agent | opponents | rules | games | win rate [95% CI] | s/decision | s/searched "
+             "decision | p95 | max |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for k, r in records.items():
+        if "not_run" in r:
+            lines.append(f"| {k} | `{r['agent']}` | {r['opponent']} | {r['rules']} | not run: {r['not_run']} "
+                         "| | | | | |")
+            continue
+        if r.get("team"):
+            lines.append(f"| {k} | `{r['agent']}` x2 | {r['opponent']} x2 | {r['rules']} | {r['games']} | team score "
+                         f"{r['team_score']:+.3f} [{r['team_score_low']:+.3f}, {r['team_score_high']:+.3f}] per game "
+                         "| | | | |")
+            continue
+        t = r.get("timing")
+        lines.append(f"| {k} | `{r['agent']}` | {r['opponent']} x3 | {r['rules']} | {r['games']} | {_fmt_rate(r)} | "
+                     f"{_fmt_s(t, 'cpu_s_per_decision')} | {_fmt_s(t, 'cpu_s_per_searched_decision')} | "
+                     f"{_fmt_s(t, 'p95_cpu_s_per_decision')} | {_fmt_s(t, 'max_cpu_s_per_decision')} |")
+    champ = {k: r for k, r in played.items() if r["agent"] == params.champion}
+    pairs = []
+    for ck, c in champ.items():
+        for k, r in played.items():
+            if k != ck and r["opponent"] == c["opponent"] and r["rules"] == c["rules"]:
+                pairs.append((ck, k, paired_difference(c["deal_wins"], r["deal_wins"])))
+    if pairs:
+        lines += ["", "## The champion against every other agent on the same deals", "",
+                  "Win rate of the champion minus the other agent's, on the deals both played (same opponents, "
+                  "rules and seat streams), with a 95% interval over the deals' differences.", "",
+                  "| champion's match | other match | other agent | deals | difference [95% CI] |",
+                  "|---|---|---|---|---|"]
+        for ck, k, d in pairs:
+            lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
+                         f"[{d['low']:+.3f}, {d['high']:+.3f}] |")
+    checks = []
+    for k, what, threshold in TARGETS:
+        if k not in played:
+            continue
+        r = played[k]
+        value = r["win_rate"] if what == "win rate" else r["win_rate_low"]
+        verdict = "met" if value >= threshold else "missed"
+        checks.append(f"| {k} | {what} >= {threshold:.2f} | {value:.3f} | {verdict} |")
+    for k, r in teams.items():
+        verdict = "met" if r["team_score_low"] > 0 else "missed"
+        checks.append(f"| {k} | team score per game > 0 (lower bound) | {r['team_score_low']:+.3f} | {verdict} |")
+    if checks:
+        lines += ["", "## The issue's targets", "", "| match | target | measured | |", "|---|---|---|---|", *checks]
+    timed = [r["timing"]["max_cpu_s_per_decision"] for r in champ.values() if "timing" in r]
+    if timed:
+        lines += ["", f"The champion's slowest timed decision: {max(timed):.3f} s."]
+    if params.curve:
+        _plot([played[k] for k in params.curve if k in played and "timing" in played[k]], reports / "champion.png")
+        lines += ["", "![win rate against seconds per decision](champion.png)"]
+    out = reports / "champion.md"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if rows:
+        xs = [max(r["timing"]["cpu_s_per_decision"], 1e-5) for r in rows]
+        ys = [r["win_rate"] for r in rows]
+        err = [[y - r["win_rate_low"] for y, r in zip(ys, rows, strict=True)],
+               [r["win_rate_high"] - y for y, r in zip(ys, rows, strict=True)]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3)
+        for x, y, r in zip(xs, ys, rows, strict=True):
+            ax.annotate(r["match"], (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
+        ax.set_xscale("log")
+        ax.set_title(f"against three {rows[0]['opponent']} players ({rows[0]['rules']} rules)")
+    ax.set_xlabel("CPU seconds per decision (one core, mean)")
+    ax.set_ylabel("win rate (95% CI)")
+    ax.axhline(0.25, color="grey", lw=0.8, ls=":")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+__all__ = ["paired_difference", "report", "TARGETS"]
