@@ -29,6 +29,8 @@ def measure(spec: str, rules: str, deals: int, seed: int) -> dict:
     players (:func:`climbrl.evaluate.decision_time.decision_seconds`)."""
     r = decision_seconds(spec, "heuristic", rules, deal_seeds(seed, deals))
     r["spec"] = r.pop("agent")
+    # entries written before 2026-12-01 were timed by an earlier loop (seat streams Random(4k + seat))
+    r["protocol"] = "climbrl.evaluate.decision_time (the match's seat streams, one torch thread)"
     return r
 
 

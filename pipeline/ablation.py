@@ -145,7 +145,7 @@ def evaluate_ablation(name: str, params: Params | None = None, out_root: str = "
     seat; the per-value intervals and the pairwise comparisons go into the ``final`` section of
     ``<reports>/<name>.json`` (the rest of the file, the training part, is kept)."""
     from climbrl.evaluate.match import deal_wins
-    from climbrl.evaluate.stats import wilson_interval
+    from climbrl.evaluate.stats import deal_record
 
     params = params or load_params()
     a = dataclasses.replace(params.ablation, **overrides)
@@ -166,10 +166,7 @@ def evaluate_ablation(name: str, params: Params | None = None, out_root: str = "
         for o in opponents:
             per_deal = deal_wins(f"checkpoint:{policy}", [o], rules=cfg.rules, games=4 * deals, seed=SEAT_SEED,
                                  workers=a.workers, seeds=all_seeds)
-            wins = sum(per_deal)
-            lo, hi = wilson_interval(wins, 4 * deals)
-            vs[o] = {"games": 4 * deals, "wins": wins, "win_rate": wins / (4 * deals), "win_rate_low": lo,
-                     "win_rate_high": hi, "deal_wins": "".join(map(str, per_deal))}
+            vs[o] = deal_record(per_deal, 4)
         values.setdefault(v, []).append({"seed": cfg.seed, "policy": str(policy), "vs": vs})
     final = {"deal_set": str(seeds_file), "deals": deals, "games_per_run": 4 * deals, "seat_seed": SEAT_SEED,
              "opponents": opponents, **ablation_statistics(values, opponents)}

@@ -3,24 +3,29 @@
 ``make champion`` runs ``dvc repro champion/dvc.yaml`` (not part of ``make run``) from
 ``champion/params.yaml``:
 
-- ``match@NAME`` (``python -m pipeline.champion match NAME``): one entry of ``matches``: the
-  agent against three copies of the opponent on the first ``deals`` deals of ``deal_set`` (the
-  study's versioned evaluation deals), every deal from every seat, seat streams from
-  ``seat_seed`` (:func:`climbrl.evaluate.match.deal_wins`, ``workers`` processes). It writes
-  ``reports/champion/matches/NAME.json``: the wins deal by deal, the win rate with its Wilson
-  interval, and the agent's CPU seconds per decision in the match's first ``timing_deals``
-  deals (:func:`climbrl.evaluate.decision_time.decision_seconds`: the same games, timed one
-  decision at a time in one process).
-- ``report`` (``python -m pipeline.champion report``, :mod:`pipeline.champion_report`, a module of
-  its own so that a change to the report reruns no match): ``reports/champion/champion.md`` (every
-  match; every other agent against the champion on the deals both played, with the same
-  opponent and rules, as a paired difference; the issue's targets checked against the lower
-  bounds) and ``champion.png`` (win rate against seconds per decision, the ``curve`` matches).
+- ``match@NAME`` (``python -m pipeline.champion match NAME``; ``study-match@NAME`` for the
+  matches of the study's PPO, which also depend on its checkpoint): one entry of ``matches``:
+  the agent against three copies of the opponent on the first ``deals`` deals of ``deal_set``
+  (the study's versioned evaluation deals), every deal from every seat, seat streams from
+  ``seat_seed`` (:func:`climbrl.evaluate.match.deal_wins`, ``workers`` processes: the numbers do
+  not depend on how many). It writes ``reports/champion/matches/NAME.json``: the wins deal by
+  deal and the win rate with its Wilson interval. A team match (``team: true``) seats two of
+  the agent across the table from two of the opponent instead and records the team's score.
+- ``timing@NAME`` (``python -m pipeline.champion timing NAME``): the agent's CPU seconds per
+  decision in the match's first ``timing_deals`` deals
+  (:func:`climbrl.evaluate.decision_time.decision_seconds`: the same games, one decision at a
+  time, one process), checked against the match (same wins in those games), in
+  ``reports/champion/timing/NAME.json``. A stage of its own: changing ``timing_deals`` reruns
+  no match.
+- ``report`` (``python -m pipeline.champion report``, :mod:`pipeline.champion_report`):
+  ``reports/champion/champion.md`` and ``champion.png``.
 
-The champion's spec is chosen on the tuning matches (``run_match`` seed 12, disjoint deals),
-never on the deals it is reported on. A match that needs the public agent's weights (outside
-the repository, ``../shared/external``) records why it did not run instead of failing the
-pipeline: a user without them still gets everything else.
+The champion's spec is chosen on the tuning matches (``run_match`` seed 12, disjoint deals;
+``benchmarks/results/search_matches.json``), never on the deals it is reported on. A match that
+needs the public agent's weights (outside the repository, ``../shared/external``) records why it
+did not run instead of failing the pipeline, so a user without them still gets everything else;
+once the weights are in place, ``dvc repro -f champion/dvc.yaml:match@NAME`` plays it (DVC does
+not track files outside the repository).
 """
 
 from __future__ import annotations
@@ -106,8 +111,15 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
                               str(m.get("rules", raw["rules"])), m.get("team", False))
     curve = tuple(raw["curve"] or ())
     unknown = [c for c in curve if not isinstance(c, str) or c not in matches]
-    if unknown:
-        raise ChampionParamsError(f"{path}: curve names matches that do not exist: {unknown}")
+    if unknown or not curve:
+        raise ChampionParamsError(f"{path}: curve must name matches (the figure's points), got unknown {unknown}"
+                                  if unknown else f"{path}: curve must name at least one match (the figure's points)")
+    if any(matches[c].team for c in curve) or len({(matches[c].opponent, matches[c].rules) for c in curve}) > 1:
+        raise ChampionParamsError(f"{path}: curve: matches of one opponent under one rule set, none a team match "
+                                  f"(the figure's y axis is one win rate), got {list(curve)}")
+    if not any(m.agent == raw["champion"] for m in matches.values()):
+        raise ChampionParamsError(f"{path}: no match plays the champion {raw['champion']!r} (write its spec, or the "
+                                  "alias *champion, as a match's agent)")
     return ChampionParams(str(raw["champion"]), str(raw["rules"]), str(raw["deal_set"]), matches=matches,
                           curve=curve, **ints)
 
@@ -122,60 +134,91 @@ def _external_missing(spec: str) -> str | None:
     return public_agent_missing()
 
 
-def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS) -> dict[str, Any]:
-    """One match of ``params.matches`` (see the module docstring); writes and returns its record."""
-    from climbrl.evaluate.decision_time import decision_seconds
-    from climbrl.evaluate.match import deal_wins, game_name
-    from climbrl.evaluate.stats import wilson_interval
+def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], int]:
+    from climbrl.evaluate.match import game_name
     from climbrl.games.registry import make_game
 
     if name not in params.matches:
         raise ChampionParamsError(f"no match {name!r} in the champion's params (matches: {', '.join(params.matches)})")
     m = params.matches[name]
-    agent, opponent = m.agent, m.opponent
     seeds = load_deal_seeds(params.deal_set)
     if m.deals > len(seeds):
         raise ChampionParamsError(f"match {name!r}: {m.deals} deals, {params.deal_set} holds {len(seeds)}")
-    seeds = seeds[:m.deals]
-    players = make_game(game_name("big2", m.rules)).num_players
-    record: dict[str, Any] = {"match": name, "agent": agent, "opponent": opponent, "rules": m.rules,
-                              "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed}
-    missing = _external_missing(agent) or _external_missing(opponent)
-    if missing:
-        record["not_run"] = missing
-    elif m.team:
-        record.update(_team_match(agent, opponent, m, params, seeds, players))
-    else:
-        t0 = time.perf_counter()
-        per_deal = deal_wins(agent, [opponent], rules=m.rules, games=players * m.deals, seed=params.seat_seed,
-                             workers=params.workers, seeds=seeds)
-        wins, games = sum(per_deal), players * m.deals
-        lo, hi = wilson_interval(wins, games)
-        record.update({"games": games, "wins": wins, "win_rate": wins / games, "win_rate_low": lo,
-                       "win_rate_high": hi, "deal_wins": "".join(map(str, per_deal)),
-                       "match_wall_s": time.perf_counter() - t0})
-        if params.timing_deals:
-            record["timing"] = decision_seconds(agent, opponent, m.rules, seeds[:params.timing_deals],
-                                                params.seat_seed)
-    path = Path(reports) / "matches" / f"{name}.json"
+    return m, seeds[:m.deals], make_game(game_name("big2", m.rules)).num_players
+
+
+def _write(record: dict[str, Any], path: Path) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2) + "\n")
     return record
 
 
-def _team_match(agent: str, opponent: str, m: Match, params: ChampionParams, seeds: list[int],
-                players: int) -> dict[str, Any]:
+def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS) -> dict[str, Any]:
+    """One match of ``params.matches`` (see the module docstring); writes and returns its record."""
+    from climbrl.evaluate.match import deal_wins
+    from climbrl.evaluate.stats import deal_record
+
+    m, seeds, players = _match_setup(name, params)
+    record: dict[str, Any] = {"match": name, "agent": m.agent, "opponent": m.opponent, "rules": m.rules,
+                              "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed}
+    missing = _external_missing(m.agent) or _external_missing(m.opponent)
+    if missing:
+        record["not_run"] = missing
+    elif m.team:
+        record.update(_team_match(m, params, seeds, players))
+    else:
+        t0 = time.perf_counter()
+        per_deal = deal_wins(m.agent, [m.opponent], rules=m.rules, games=players * m.deals, seed=params.seat_seed,
+                             workers=params.workers, seeds=seeds)
+        record.update({**deal_record(per_deal, players), "match_wall_s": time.perf_counter() - t0})
+    return _write(record, Path(reports) / "matches" / f"{name}.json")
+
+
+def time_match(name: str, params: ChampionParams, reports: str | Path = REPORTS) -> dict[str, Any]:
+    """The agent's seconds per decision in the first ``timing_deals`` deals of match ``name``,
+    checked against the match's record (the same games: the same wins)."""
+    from climbrl.evaluate.decision_time import decision_seconds
+
+    m, seeds, players = _match_setup(name, params)
+    match_path = Path(reports) / "matches" / f"{name}.json"
+    if not match_path.exists():
+        raise FileNotFoundError(f"no record of match {name!r} at {match_path} (python -m pipeline.champion match "
+                                f"{name} first)")
+    played = json.loads(match_path.read_text())
+    record: dict[str, Any] = {"match": name, "agent": m.agent, "opponent": m.opponent, "rules": m.rules}
+    deals = min(params.timing_deals, m.deals)
+    if "not_run" in played:
+        record["not_timed"] = f"the match did not run: {played['not_run']}"
+    elif m.team:
+        record["not_timed"] = "a team match (its agent's seconds are those of its other matches)"
+    elif not deals:
+        record["not_timed"] = "timing_deals is 0"
+    else:
+        t = decision_seconds(m.agent, m.opponent, m.rules, seeds[:deals], params.seat_seed)
+        expected = sum(int(c) for c in played["deal_wins"][:deals])
+        if t["wins"] != expected:
+            raise RuntimeError(f"match {name!r}: the timed games won {t['wins']}, the match won {expected} of the same "
+                               f"{players * deals} games: the timing did not replay the match")
+        record.update(t)
+    return _write(record, Path(reports) / "timing" / f"{name}.json")
+
+
+def _team_match(m: Match, params: ChampionParams, seeds: list[int], players: int) -> dict[str, Any]:
     """Two of the agent across the table from each other against two of the opponent (seats 0 and
     2 against 1 and 3, then swapped: every deal from every seat): the team's score per game (its
-    two seats' returns summed; zero-sum rules: 0 is parity), with a 95% interval over the deals'
-    means (a deal's games are not independent)."""
-    from climbrl.evaluate.match import relative_returns
+    two seats' returns summed; the rules are zero-sum, so 0 is parity), with a 95% interval over
+    the deals' means (a deal's games are not independent)."""
+    from climbrl.evaluate.match import game_name, relative_returns
     from climbrl.evaluate.stats import mean_interval
+    from climbrl.games.registry import make_game
 
-    if players != 4:
-        raise ChampionParamsError(f"match {m.name!r}: a team match needs four seats, {m.rules} has {players}")
+    game = make_game(game_name("big2", m.rules))
+    if players != 4 or abs(game.rules.returns_sum) > 1e-9:  # paper's rank rewards sum to 1e-16
+        raise ChampionParamsError(f"match {m.name!r}: a team match needs four seats and zero-sum scores (parity at "
+                                  f"0); rules {m.rules!r} have {players} seats, returns summing to "
+                                  f"{game.rules.returns_sum}")
     t0 = time.perf_counter()
-    rows = relative_returns(agent, [opponent, agent, opponent], rules=m.rules, games=players * m.deals,
+    rows = relative_returns(m.agent, [m.opponent, m.agent, m.opponent], rules=m.rules, games=players * m.deals,
                             seed=params.seat_seed, workers=params.workers, seeds=seeds)
     team = [r[0] + r[2] for r in rows]
     per_deal = [sum(team[i:i + players]) / players for i in range(0, len(team), players)]
@@ -189,12 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default=str(PARAMS))
     ap.add_argument("--reports", default=str(REPORTS))
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("match").add_argument("name")
-    sub.add_parser("report")
+    sub.add_parser("match", help="play one match").add_argument("name")
+    sub.add_parser("timing", help="time the agent's decisions in one match's first deals").add_argument("name")
+    sub.add_parser("report", help="reports/champion/champion.md and champion.png")
     args = ap.parse_args(argv)
     params = load_champion_params(args.params)
-    if args.cmd == "match":
-        r = play_match(args.name, params, args.reports)
+    if args.cmd in ("match", "timing"):
+        r = (play_match if args.cmd == "match" else time_match)(args.name, params, args.reports)
         print(json.dumps({k: v for k, v in r.items() if k != "deal_wins"}, indent=2))
     else:
         from pipeline.champion_report import report
@@ -206,4 +250,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["load_champion_params", "play_match", "ChampionParams", "Match", "ChampionParamsError"]
+__all__ = ["load_champion_params", "play_match", "time_match", "ChampionParams", "Match", "ChampionParamsError"]

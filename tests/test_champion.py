@@ -48,7 +48,7 @@ def test_the_decision_timer_plays_the_matchs_own_games() -> None:
                                                                        games=12, seeds=seeds)["wins"]
 
 
-def test_a_match_records_its_deals_wins_and_seconds(tmp_path) -> None:
+def test_a_match_records_its_deals_wins(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     r = ch.play_match("heuristic", params, tmp_path / "reports")
     seeds = load_deal_seeds(params.deal_set)[:3]
@@ -56,8 +56,23 @@ def test_a_match_records_its_deals_wins_and_seconds(tmp_path) -> None:
     assert [int(c) for c in r["deal_wins"]] == deal_wins("search:S=4,K=3", ["heuristic"], rules="paper", games=12,
                                                          seed=3, seeds=seeds)
     assert r["wins"] == sum(map(int, r["deal_wins"])) and r["win_rate_low"] <= r["win_rate"] <= r["win_rate_high"]
-    assert r["timing"]["games"] == 8 and r["timing"]["wins"] == sum(map(int, r["deal_wins"][:2]))
     assert json.loads((tmp_path / "reports" / "matches" / "heuristic.json").read_text()) == r
+
+
+def test_the_timing_replays_the_matchs_first_games_and_refuses_a_record_it_does_not_match(tmp_path) -> None:
+    params = ch.load_champion_params(_params(tmp_path))
+    reports = tmp_path / "reports"
+    with pytest.raises(FileNotFoundError, match="python -m pipeline.champion match heuristic first"):
+        ch.time_match("heuristic", params, reports)
+    r = ch.play_match("heuristic", params, reports)
+    t = ch.time_match("heuristic", params, reports)
+    assert t["games"] == 8 and t["wins"] == sum(map(int, r["deal_wins"][:2])) and t["decisions"] > 0
+    assert json.loads((reports / "timing" / "heuristic.json").read_text()) == t
+    path = reports / "matches" / "heuristic.json"
+    other = "".join(str(4 - int(c)) for c in r["deal_wins"])  # a record of other games
+    path.write_text(json.dumps({**r, "deal_wins": other}))
+    with pytest.raises(RuntimeError, match="the timing did not replay the match"):
+        ch.time_match("heuristic", params, reports)
 
 
 def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, monkeypatch) -> None:
@@ -66,21 +81,27 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     reports = tmp_path / "reports"
     for name in params.matches:
         ch.play_match(name, params, reports)
+        ch.time_match(name, params, reports)
     public = json.loads((reports / "matches" / "public.json").read_text())
     assert "weights are missing" in public["not_run"] and "wins" not in public
+    assert "the match did not run" in json.loads((reports / "timing" / "public.json").read_text())["not_timed"]
     md = champion_report.report(params, reports).read_text()
     assert "| public |" in md and "not run: the public agent's weights are missing" in md
+    assert "| public | lower bound >= 0.25 | not run |" in md
     # the champion against the heuristic alone, on the 3 deals both played
     c, off = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("heuristic", "search-off"))
     d = champion_report.paired_difference(c["deal_wins"], off["deal_wins"])
     assert d["deals"] == 3 and f"| heuristic | search-off | `heuristic` | 3 | {d['difference']:+.3f}" in md
     assert "| greedy | search-off" not in md  # another opponent: not comparable
     verdict = "met" if c["win_rate_low"] >= 0.47 else "missed"
-    assert f"| heuristic | lower bound >= 0.47 | {c['win_rate_low']:.3f} | {verdict} |" in md
+    assert f"| heuristic | lower bound >= 0.47 | {c['win_rate']:.3f} [{c['win_rate_low']:.3f}, " in md
+    assert f"{c['win_rate_high']:.3f}] | {verdict} |" in md
+    t = json.loads((reports / "timing" / "heuristic.json").read_text())
+    assert f"{t['cpu_s_per_decision']:.4f}" in md and "CPU s per decision <= 0.2 (mean)" in md
     assert (reports / "champion.png").stat().st_size > 0
 
 
-def test_the_report_names_a_match_that_has_not_run(tmp_path) -> None:
+def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     ch.play_match("greedy", params, tmp_path / "reports")
     with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public .run python -m pipeline"):
@@ -88,22 +109,42 @@ def test_the_report_names_a_match_that_has_not_run(tmp_path) -> None:
 
 
 def test_a_team_match_scores_the_two_seats_across_the_table(tmp_path) -> None:
-    from climbrl.evaluate.match import relative_returns
+    from climbrl.agents.runner import play_games
+    from climbrl.evaluate.match import duplicate_seatings, relative_returns
+    from climbrl.games.registry import make_game
 
-    seeds = deal_seeds(4, 3)
-    rows = relative_returns("search:S=4,K=3", ["heuristic", "search:S=4,K=3", "heuristic"], rules="paper",
-                            games=12, seed=1, seeds=seeds)
-    m = run_match("search:S=4,K=3", ["heuristic", "search:S=4,K=3", "heuristic"], rules="paper", games=12, seed=1,
-                  seeds=seeds)
-    assert len(rows) == 12 and all(abs(sum(r)) < 1e-9 for r in rows)  # zero-sum rules
-    assert sum(r[0] for r in rows) / 12 == pytest.approx(m["mean_reward"])  # row[0]: the agent's own return
+    seeds, team = deal_seeds(4, 3), ["heuristic", "search:S=4,K=3", "heuristic"]
+    rows = relative_returns("search:S=4,K=3", team, rules="paper", games=12, seed=1, seeds=seeds)
+    # the same games, played here: in game i the agent sits in seat i % 4, its partner across the table
+    agent, seatings, deals, seat_seeds = duplicate_seatings("search:S=4,K=3", team, 1, 0, seeds, "big2:paper")
+    states = play_games(make_game("big2:paper"), seatings, deals, seat_seeds)
+    for i, (row, seating, st) in enumerate(zip(rows, seatings, states, strict=True)):
+        seat = i % 4
+        assert seating[seat] is agent and seating[(seat + 2) % 4] is not agent
+        assert seating[(seat + 2) % 4].name == agent.name  # the partner: another copy of the agent
+        assert {seating[(seat + 1) % 4].name, seating[(seat + 3) % 4].name} == {"heuristic"}
+        assert row == [st.result().returns[(seat + j) % 4] for j in range(4)]
     # the heuristic in all four seats plays each deal's game alike from every seat: the two teams'
     # scores cancel deal by deal, exactly parity
     params = ch.load_champion_params(_params(tmp_path, matches={
-        "team": {"agent": "heuristic", "opponent": "heuristic", "deals": 3, "team": True}}, curve=[]))
+        "team": {"agent": "heuristic", "opponent": "heuristic", "deals": 3, "team": True},
+        "m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 2}}, curve=["m"]))
     r = ch.play_match("team", params, tmp_path / "reports")
     assert r["team"] and r["games"] == 12
     assert r["team_score"] == pytest.approx(0, abs=1e-12) and r["team_score_high"] - r["team_score_low"] < 1e-12
+    assert "a team match" in ch.time_match("team", params, tmp_path / "reports")["not_timed"]
+
+
+def test_a_team_match_needs_zero_sum_rules(tmp_path, monkeypatch) -> None:
+    from climbrl.games import registry
+
+    params = ch.load_champion_params(_params(tmp_path, matches={
+        "team": {"agent": "heuristic", "opponent": "heuristic", "deals": 2, "team": True},
+        "m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 2}}, curve=["m"]))
+    real = registry.make_game
+    monkeypatch.setattr(registry, "make_game", lambda name, **kw: real(name, rank_rewards=(1.0, 0.0, 0.0, 0.0)))
+    with pytest.raises(ch.ChampionParamsError, match="zero-sum scores"):
+        ch.play_match("team", params, tmp_path / "reports")
 
 
 def test_paired_difference() -> None:
@@ -116,7 +157,10 @@ def test_paired_difference() -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"workers": 0}, "workers must be an integer >= 1"),
     ({"matches": {True: {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3}}}, "quote it"),
-    ({"curve": ["nowhere"]}, "curve names matches that do not exist"),
+    ({"curve": ["nowhere"]}, "curve must name matches"),
+    ({"curve": []}, "curve must name at least one match"),
+    ({"curve": ["heuristic", "greedy"]}, "matches of one opponent"),
+    ({"champion": "search:S=5,K=3"}, "no match plays the champion"),
     ({"matches": {"m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 1}}},
      "deals must be an integer >= 2"),
     ({"matches": {"m": {"agent": "search:S=4,K=3", "deals": 3}}}, "needs agent, opponent, deals"),
@@ -131,8 +175,8 @@ def test_bad_params_get_a_clear_error(tmp_path, change, message) -> None:
 
 
 def test_a_match_with_more_deals_than_the_set_is_refused(tmp_path) -> None:
-    params = ch.load_champion_params(_params(tmp_path, matches={"m": {"agent": "heuristic", "opponent": "random",
-                                                                      "deals": 7}}, curve=[]))
+    params = ch.load_champion_params(_params(tmp_path, matches={"m": {"agent": "search:S=4,K=3", "opponent": "random",
+                                                                      "deals": 7}}, curve=["m"]))
     with pytest.raises(ch.ChampionParamsError, match="7 deals"):
         ch.play_match("m", params, tmp_path)
 

@@ -133,11 +133,14 @@ def test_a_process_that_loses_the_race_to_create_the_experiment_still_logs_to_it
     first just did) and gets it back from mlflow.set_experiment, not activated; its runs must
     not fall into the Default experiment."""
     import mlflow
+    from mlflow.tracking import fluent
     from mlflow.tracking._tracking_service.client import TrackingServiceClient
 
     from climbrl import track
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    monkeypatch.setattr(fluent, "_active_experiment_id", None)  # a fresh worker: no experiment chosen yet
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     mlflow.MlflowClient(tracking_uri=uri).create_experiment("raced")  # the other worker was first
     real = TrackingServiceClient.get_experiment_by_name

@@ -23,6 +23,18 @@ def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tup
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def deal_record(per_deal: Sequence[int], players: int) -> dict[str, Any]:
+    """A duplicate-deal match's record from the agent's wins per deal (out of ``players`` games,
+    one per seat): games, wins, win rate with its Wilson interval, and the wins deal by deal as a
+    string of digits (what paired comparisons on the same deals need)."""
+    if players > 9:
+        raise ValueError(f"one digit per deal holds at most 9 wins, got {players} seats")
+    games, wins = players * len(per_deal), sum(per_deal)
+    lo, hi = wilson_interval(wins, games)
+    return {"games": games, "wins": wins, "win_rate": wins / games, "win_rate_low": lo, "win_rate_high": hi,
+            "deal_wins": "".join(map(str, per_deal))}
+
+
 def mean_interval(values: Sequence[float], z: float = 1.959963984540054) -> tuple[float, float, float]:
     """(mean, low, high): the mean of ``values`` with its normal 95% interval (sample standard
     deviation); the interval is NaN for fewer than two values."""
