@@ -17,8 +17,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pipeline.champion import REPORTS, ChampionParams
-
 
 def paired_difference(a: str, b: str, players: int = 4) -> dict[str, float]:
     """Win rate of ``a`` minus ``b`` on the deals both played (each a string of per-deal wins out
@@ -61,8 +59,10 @@ def _load(reports: Path, folder: str, names: list[str], command: str) -> dict[st
     return {k: json.loads((reports / folder / f"{k}.json").read_text()) for k in names}
 
 
-def report(params: ChampionParams, reports: str | Path = REPORTS) -> Path:
-    """``champion.md`` and ``champion.png`` from the match and timing records."""
+def report(params: Any, reports: str | Path) -> Path:
+    """``champion.md`` and ``champion.png`` under ``reports`` from the match and timing records
+    there; ``params``: a :class:`pipeline.champion.ChampionParams` (not imported: that module's
+    command line imports this one)."""
     from climbrl.evaluate.stats import holm
 
     reports = Path(reports)

@@ -181,7 +181,7 @@ def test_a_match_with_more_deals_than_the_set_is_refused(tmp_path) -> None:
         ch.play_match("m", params, tmp_path)
 
 
-def test_the_repositorys_champion_pipeline_declares_every_match() -> None:
+def test_the_repositorys_champion_pipeline_declares_every_match(tmp_path) -> None:
     params = ch.load_champion_params(REPO / "champion" / "params.yaml")
     stages = yaml.safe_load((REPO / "champion" / "dvc.yaml").read_text())["stages"]
     assert stages["match"]["foreach"] == "${matches}" and stages["study-match"]["foreach"] == "${study_matches}"
@@ -190,7 +190,15 @@ def test_the_repositorys_champion_pipeline_declares_every_match() -> None:
     assert all("runs/ppo/policy.pt" in m["agent"] for m in raw["study_matches"].values())
     assert not any("checkpoint:" in m["agent"] for m in raw["matches"].values())
     assert "runs/ppo/policy.pt" in stages["study-match"]["do"]["deps"]
-    # the champion is reported on the study's versioned deals, not on the tuning matches' (seed 12)
-    assert params.deal_set == "data/eval_seeds.json"
-    assert not set(load_deal_seeds(REPO / params.deal_set)) & set(deal_seeds(12, 1000))
+    # the champion is reported on the study's versioned deals (written by the main pipeline's seeds
+    # stage: rebuilt here, a fresh clone has no data/), not on the tuning matches' (seed 12)
+    from pipeline.stages import SEEDS, make_seeds
+
+    from climbrl.params import load_params
+
+    assert Path(params.deal_set) == SEEDS
+    evaluation = load_deal_seeds(make_seeds(load_params(str(REPO / "params.yaml")), tmp_path / "e.json",
+                                            tmp_path / "v.json"))
+    assert len(evaluation) >= max(m.deals for m in params.matches.values())
+    assert not set(evaluation) & set(deal_seeds(12, 1000))
     assert params.matches["heuristic"].agent == params.champion and params.matches["heuristic"].deals == 1000
