@@ -137,8 +137,9 @@ def report(params: Any, reports: str | Path) -> Path:
     if champ_times:
         slowest = max(t["max_cpu_s_per_decision"] for t in champ_times)
         lines += ["", f"The champion's slowest timed decision: {slowest:.3f} s."]
-    _plot([{**played[k], "timing": timing[k]} for k in params.curve if k in played and "not_timed" not in timing[k]],
-          reports / "champion.png")
+    _plot([{**played[k], "timing": timing[k],
+             "match": f"{k} (champion)" if played[k]["agent"] == params.champion else k}
+            for k in params.curve if k in played and "not_timed" not in timing[k]], reports / "champion.png")
     lines += ["", "![win rate against seconds per decision](champion.png)"]
     out = reports / "champion.md"
     out.write_text("\n".join(lines) + "\n")
