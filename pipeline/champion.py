@@ -134,7 +134,8 @@ def _external_missing(spec: str) -> str | None:
     return public_agent_missing()
 
 
-def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], int]:
+def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], Any]:
+    """The match, its deal seeds and its game (``big2`` under the match's rules)."""
     from climbrl.evaluate.match import game_name
     from climbrl.games.registry import make_game
 
@@ -144,7 +145,7 @@ def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], i
     seeds = load_deal_seeds(params.deal_set)
     if m.deals > len(seeds):
         raise ChampionParamsError(f"match {name!r}: {m.deals} deals, {params.deal_set} holds {len(seeds)}")
-    return m, seeds[:m.deals], make_game(game_name("big2", m.rules)).num_players
+    return m, seeds[:m.deals], make_game(game_name("big2", m.rules))
 
 
 def _write(record: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -158,14 +159,15 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     from climbrl.evaluate.match import deal_wins
     from climbrl.evaluate.stats import deal_record
 
-    m, seeds, players = _match_setup(name, params)
+    m, seeds, game = _match_setup(name, params)
+    players = game.num_players
     record: dict[str, Any] = {"match": name, "agent": m.agent, "opponent": m.opponent, "rules": m.rules,
                               "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed}
     missing = _external_missing(m.agent) or _external_missing(m.opponent)
     if missing:
         record["not_run"] = missing
     elif m.team:
-        record.update(_team_match(m, params, seeds, players))
+        record.update(_team_match(m, params, seeds, game))
     else:
         t0 = time.perf_counter()
         per_deal = deal_wins(m.agent, [m.opponent], rules=m.rules, games=players * m.deals, seed=params.seat_seed,
@@ -179,7 +181,8 @@ def time_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     checked against the match's record (the same games: the same wins)."""
     from climbrl.evaluate.decision_time import decision_seconds
 
-    m, seeds, players = _match_setup(name, params)
+    m, seeds, game = _match_setup(name, params)
+    players = game.num_players
     match_path = Path(reports) / "matches" / f"{name}.json"
     if not match_path.exists():
         raise FileNotFoundError(f"no record of match {name!r} at {match_path} (python -m pipeline.champion match "
@@ -203,16 +206,15 @@ def time_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     return _write(record, Path(reports) / "timing" / f"{name}.json")
 
 
-def _team_match(m: Match, params: ChampionParams, seeds: list[int], players: int) -> dict[str, Any]:
+def _team_match(m: Match, params: ChampionParams, seeds: list[int], game: Any) -> dict[str, Any]:
     """Two of the agent across the table from each other against two of the opponent (seats 0 and
     2 against 1 and 3, then swapped: every deal from every seat): the team's score per game (its
     two seats' returns summed; the rules are zero-sum, so 0 is parity), with a 95% interval over
     the deals' means (a deal's games are not independent)."""
-    from climbrl.evaluate.match import game_name, relative_returns
+    from climbrl.evaluate.match import relative_returns
     from climbrl.evaluate.stats import mean_interval
-    from climbrl.games.registry import make_game
 
-    game = make_game(game_name("big2", m.rules))
+    players = game.num_players
     if players != 4 or abs(game.rules.returns_sum) > 1e-9:  # paper's rank rewards sum to 1e-16
         raise ChampionParamsError(f"match {m.name!r}: a team match needs four seats and zero-sum scores (parity at "
                                   f"0); rules {m.rules!r} have {players} seats, returns summing to "

@@ -266,6 +266,15 @@ def _players(game: str, rules: str) -> int:
     return make_game(game_name(game, rules)).num_players
 
 
+def _tasks(agent: str, opponents: Sequence[str], rules: str, games: int, seed: int, seeds: Sequence[int] | None,
+           game: str) -> tuple[int, list[str], list[tuple]]:
+    """The players, the opponent of every other seat and the chunk tasks of one match: what
+    :func:`run_match`, :func:`deal_wins` and :func:`relative_returns` share."""
+    n = _players(game, rules)
+    opponents = opponent_list(opponents, n)
+    return n, opponents, match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+
+
 def run_match(
     agent: str,
     opponents: Sequence[str],
@@ -283,9 +292,7 @@ def run_match(
     seat). Deal seeds come from ``seeds`` when given (e.g. a versioned seed file), else from
     :func:`deal_seeds`.
     """
-    n = _players(game, rules)
-    opponents = opponent_list(opponents, n)
-    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+    n, opponents, tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)
     parts = map_tasks(_play_chunk, tasks, workers)
     g, _, preset = tasks[0][2].partition(":")
     total = MatchResult(agent, opponents, preset, seed, g, n)
@@ -313,8 +320,7 @@ def deal_wins(
     """The match of :func:`run_match` (same games, same arguments), deal by deal: how many of
     the games of each deal (one per seat) the agent won. Paired comparisons of two agents on the
     same deals (``pipeline/ablation.py``) need the outcomes per deal, not only the total."""
-    opponents = opponent_list(opponents, _players(game, rules))
-    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)[2]
     return [w for part in map_tasks(_chunk_deal_wins, tasks, workers) for w in part]
 
 
@@ -343,8 +349,7 @@ def relative_returns(
     consecutive, the agent in seat 0, 1, ...). With one opponent per other seat naming the
     agent's own spec across the table, it scores a team match: the agent's team's score is
     ``row[0] + row[2]``."""
-    opponents = opponent_list(opponents, _players(game, rules))
-    tasks = match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)[2]
     return [r for part in map_tasks(_chunk_relative_returns, tasks, workers) for r in part]
 
 
