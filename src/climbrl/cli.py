@@ -275,6 +275,21 @@ def cmd_train(args: argparse.Namespace) -> None:
     _write_json(summary, None, args.json, "\n".join(lines))
 
 
+def cmd_imitate(args: argparse.Namespace) -> None:
+    from climbrl.learn.imitation import ImitationConfig, imitate
+
+    fields = {k: getattr(args, k) for k in ("teacher", "rules", "games", "seed", "epochs", "hidden", "lr", "workers")
+              if getattr(args, k) is not None}
+    cfg = ImitationConfig(**fields)  # validated before any work
+    out = args.out or f"runs/imitation-seed{cfg.seed}"
+    res = imitate(cfg, out)
+    text = (f"imitation of {cfg.teacher}: {cfg.games} games, {res['decisions']} decisions; the student picks the "
+            f"teacher's move in {res['holdout_accuracy']:.3f} of {res['holdout_decisions']} held-out decisions; "
+            f"{res['cpu_s']:.0f} CPU s (teacher {res['collect_cpu_s']:.0f}, fit {res['fit_cpu_s']:.0f}); "
+            f"{out}/policy.pt")
+    _write_json(res, None, args.json, text)
+
+
 def cmd_tune(args: argparse.Namespace) -> None:
     from climbrl.params import load_params
     from climbrl.tune import run_study
@@ -472,6 +487,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-progress", action="store_true")
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_train)
+
+    im = sub.add_parser("imitate", help="behaviour cloning of a teacher agent into an action-head network "
+                        "(a base policy the rollout search can play: own=base)")
+    im.add_argument("--teacher", default=None, help="the agent that plays every seat (default search:S=16,K=20)")
+    im.add_argument("--rules", default=None, help="rules preset (default charlesworth; 5-card straights only)")
+    im.add_argument("--games", type=int, default=None, help="the teacher's games (default 2000)")
+    im.add_argument("--seed", type=int, default=None)
+    im.add_argument("--epochs", type=int, default=None, help="passes over the decisions (default 4)")
+    im.add_argument("--hidden", type=int, default=None, help="first layer's width (default 512; the second: half)")
+    im.add_argument("--lr", type=float, default=None)
+    im.add_argument("--workers", type=int, default=None, help="processes that play the teacher's games (default 2)")
+    im.add_argument("--out", help="output folder (default runs/imitation-seedS)")
+    im.add_argument("--json", action="store_true")
+    im.set_defaults(func=cmd_imitate)
 
     tu = sub.add_parser("tune", help="Optuna search of a learner's hyperparameters (resumable)")
     tu.add_argument("--algo", default=None, help="learner (default: params.yaml tune.algo)")

@@ -7,7 +7,7 @@ from climbrl.encoders.base import Encoder, EncoderError
 
 ENCODERS = ("big2", "doudizhu")
 """The games with an encoder (each game's default encoder has the game's name)."""
-GAME_ENCODERS = {"big2": ("big2",), "doudizhu": ("doudizhu", "doudizhu+search")}
+GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"), "doudizhu": ("doudizhu", "doudizhu+search")}
 """Every encoder of each game, its default first."""
 
 
@@ -29,6 +29,10 @@ def make_encoder(game: str, name: str = "") -> Encoder:
         from climbrl.encoders.big2 import Big2Encoder
 
         return Big2Encoder()
+    if name == "big2-charlesworth":
+        from climbrl.encoders.big2_public import Big2PublicEncoder
+
+        return Big2PublicEncoder()
     if name == "doudizhu+search":
         from climbrl.encoders.doudizhu_search import DdzSearchEncoder
 

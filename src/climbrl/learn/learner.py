@@ -40,7 +40,7 @@ class Learner(TrainableState):
                  else {})
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
                             value_head=self.value_head, dueling=self.dueling, generator=self.generator,
-                            **roles).to(self.device)
+                            n_actions=getattr(self.encoder, "n_actions", 0), **roles).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.updates = 0
         self.decisions_seen = 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -143,19 +144,78 @@ class RoleNets(nn.Module):
         return None
 
 
+class ActionHeadNet(nn.Module):
+    """The public Big 2 agent's network shape, for an encoder with a fixed action space
+    (``n_actions``; its move vector is one column, the move's action index): ``state ->
+    hidden ReLU -> hidden2 ReLU -> n_actions`` logits, a move's score being its action's logit,
+    and (``value_head``) a critic ``hidden ReLU -> hidden2 ReLU -> 1`` branching from the first
+    layer. One forward pass per decision instead of one per legal move, which is what a compiled
+    rollout can afford (:mod:`climbrl.agents.external.charlesworth_compiled` plays its weights)."""
+
+    def __init__(self, state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False,
+                 dueling: bool = False, generator: torch.Generator | None = None, n_actions: int = 0,
+                 hidden2: int = 0) -> None:
+        super().__init__()
+        if dueling:
+            raise ValueError("an action-head network has no dueling head")
+        if move_dim != 1 or n_actions < 2:
+            raise ValueError(f"an action-head network needs one move column (the action index) and n_actions >= 2, "
+                             f"got move_dim={move_dim}, n_actions={n_actions}")
+        self.hidden, self.hidden2 = hidden, hidden2 or hidden // 2
+        self.state_dim, self.move_dim, self.n_actions = state_dim, move_dim, n_actions
+        self.dueling = False
+        self.has_value = value_head
+        self.fc1 = linear(state_dim, self.hidden, generator)
+        self.fc2 = linear(self.hidden, self.hidden2, generator)
+        self.pi = linear(self.hidden2, n_actions, generator)
+        if value_head:
+            self.fc3 = linear(self.hidden, self.hidden2, generator)
+            self.vf = linear(self.hidden2, 1, generator)
+
+    def config(self) -> dict:
+        return {"state_dim": self.state_dim, "move_dim": self.move_dim, "hidden": self.hidden,
+                "hidden2": self.hidden2, "n_actions": self.n_actions, "value_head": self.has_value,
+                "dueling": False}
+
+    def forward(self, states: torch.Tensor, moves: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:
+        logits = self.pi(torch.relu(self.fc2(torch.relu(self.fc1(states)))))
+        return logits[seg, moves[:, 0].long()]
+
+    def value(self, states: torch.Tensor) -> torch.Tensor:
+        if not self.has_value:
+            raise RuntimeError("this network has no value head")
+        return self.vf(torch.relu(self.fc3(torch.relu(self.fc1(states))))).squeeze(-1)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The policy's arrays by the public agent's names (``fc1_w`` [in, out], ...), float32."""
+        out = {}
+        for name in ("fc1", "fc2", "pi"):
+            layer = getattr(self, name)
+            out[f"{name}_w"] = layer.weight.detach().cpu().numpy().T.copy()
+            out[f"{name}_b"] = layer.bias.detach().cpu().numpy().copy()
+        return out
+
+
 def make_net(state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False, dueling: bool = False,
              generator: torch.Generator | None = None, roles: tuple[str, ...] | list[str] | None = None,
-             role_columns: tuple[int, ...] | list[int] | None = None) -> ActionInNet | RoleNets:
-    """The network of a ``config()`` dict: :class:`RoleNets` when it names roles, else one
-    :class:`ActionInNet` (a ``net_config`` recorded before role networks existed has no roles)."""
+             role_columns: tuple[int, ...] | list[int] | None = None, n_actions: int = 0,
+             hidden2: int = 0) -> ActionInNet | RoleNets | ActionHeadNet:
+    """The network of a ``config()`` dict: :class:`ActionHeadNet` when it names a fixed action
+    space (``n_actions``), :class:`RoleNets` when it names roles, else one :class:`ActionInNet`
+    (a ``net_config`` recorded before role networks existed has no roles)."""
+    if n_actions:
+        if roles:
+            raise ValueError("role networks of an action-head network are not supported")
+        return ActionHeadNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling,
+                             generator=generator, n_actions=n_actions, hidden2=hidden2)
     if roles:
         return RoleNets(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator,
                         roles=roles, role_columns=role_columns or ())
     return ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator)
 
 
-Net = ActionInNet | RoleNets
-"""Either network: the same interface (``forward``, ``value``, ``config``, ``dueling``, ``has_value``)."""
+Net = ActionInNet | RoleNets | ActionHeadNet
+"""Any of the networks: the same interface (``forward``, ``value``, ``config``, ``dueling``, ``has_value``)."""
 
 
 def linear(n_in: int, n_out: int, generator: torch.Generator | None, bias: bool = True) -> nn.Linear:

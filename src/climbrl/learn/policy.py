@@ -23,7 +23,7 @@ from climbrl.encoders import Encoder
 from climbrl.learn.network import Net
 
 MODES = ("sample", "greedy", "epsilon")
-POLICY_LEARNERS = ("ppo",)
+POLICY_LEARNERS = ("ppo", "imitation")
 """Learners whose network scores are policy logits (the others learn Q-values)."""
 
 

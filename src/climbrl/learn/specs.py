@@ -22,11 +22,13 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
         from climbrl.agents.search import parse_search_spec, split_base
 
         base, _ = split_base(spec)
-        if base:  # the rollout search over a trained base policy: its network ranks the candidates
+        if base:  # the rollout search over a trained base policy: its network ranks the candidates (and,
+            # when it has the public agent's shape, may play seats of the rollouts: own=base, rollout=base)
             policy = make_agent(base, game)
             if not hasattr(policy, "move_scores"):
                 raise ValueError(f"agent {spec!r}: the base policy {base!r} has no move scores")
-            agent = parse_search_spec(spec, ranker=policy.move_scores)
+            weights = policy.net.weights() if hasattr(getattr(policy, "net", None), "weights") else None
+            agent = parse_search_spec(spec, ranker=policy.move_scores, base_weights=weights)
             check_game(agent, spec, game)
             return agent
     if name == "checkpoint":
