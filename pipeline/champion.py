@@ -17,6 +17,11 @@
   time, one process), checked against the match (same wins in those games), in
   ``reports/champion/timing/NAME.json``. A stage of its own: changing ``timing_deals`` reruns
   no match.
+- ``base`` (``python -m pipeline.champion base``): the base policy that the charlesworth-rule
+  champion's search plays in its own seat (``own=base``), trained within the issue's budget (1
+  CPU-hour) by behaviour cloning of a cheap search (:mod:`climbrl.learn.imitation`, the ``base``
+  params) into ``runs/champion/base/policy.pt``; its settings, accuracy and CPU seconds in
+  ``reports/champion/base.json``. The ``base_matches`` (``base-match@NAME``) depend on it.
 - ``report`` (``python -m pipeline.champion report``, :mod:`pipeline.champion_report`):
   ``reports/champion/champion.md`` and ``champion.png``.
 
@@ -44,6 +49,12 @@ from climbrl.agents.runner import load_deal_seeds
 
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
+BASE = Path("runs/champion/base")
+"""Where the base stage writes the base policy (``policy.pt``) and its training record."""
+BASE_RULES = "charlesworth"
+"""The base policy's rules: its network has the public agent's observation and action space."""
+TRAINING_BUDGET_S = 3600.0
+"""The issue's training budget: 1 CPU-hour."""
 
 
 class ChampionParamsError(ValueError):
@@ -70,6 +81,14 @@ class ChampionParams:
     timing_deals: int
     matches: dict[str, Match]
     curve: tuple[str, ...]
+    public_champion: str = ""
+    """The champion under the public agent's rules (``charlesworth``), a search over the base policy."""
+    base: dict[str, Any] | None = None
+    """The base policy's imitation settings (:class:`climbrl.learn.imitation.ImitationConfig` fields)."""
+
+    @property
+    def champions(self) -> tuple[str, ...]:
+        return tuple(c for c in (self.champion, self.public_champion) if c)
 
 
 def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
@@ -77,8 +96,8 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     raw = yaml.safe_load(Path(path).read_text())
     if not isinstance(raw, dict):
         raise ChampionParamsError(f"{path}: not a mapping")
-    keys = {"champion", "rules", "deal_set", "seat_seed", "workers", "timing_deals", "matches", "study_matches",
-            "curve"}
+    keys = {"champion", "public_champion", "rules", "deal_set", "seat_seed", "workers", "timing_deals", "base",
+            "matches", "study_matches", "base_matches", "curve"}
     if set(raw) != keys:
         raise ChampionParamsError(f"{path}: fields {sorted(keys)} expected, missing {sorted(keys - set(raw))}, "
                                   f"unknown {sorted(set(raw) - keys)}")
@@ -88,14 +107,19 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
             raise ChampionParamsError(f"{path}: {k} must be an integer >= {low}, got {v!r}")
         ints[k] = v
-    if not isinstance(raw["matches"], dict) or not raw["matches"] or not isinstance(raw["study_matches"], dict):
-        raise ChampionParamsError(f"{path}: matches and study_matches must be mappings NAME: {{agent, opponent, "
-                                  "deals}} (matches not empty)")
-    twice = set(raw["matches"]) & set(raw["study_matches"])
-    if twice:
-        raise ChampionParamsError(f"{path}: {sorted(twice)} named in both matches and study_matches")
+    groups = ("matches", "study_matches", "base_matches")
+    if not all(isinstance(raw[g], dict) for g in groups) or not raw["matches"]:
+        raise ChampionParamsError(f"{path}: matches, study_matches and base_matches must be mappings NAME: {{agent, "
+                                  "opponent, deals}} (matches not empty)")
+    seen: dict[str, str] = {}
+    for g in groups:
+        for name in raw[g]:
+            if name in seen:
+                raise ChampionParamsError(f"{path}: {name!r} named in both {seen[name]} and {g}")
+            seen[name] = g
+    base = _base_params(raw["base"], raw["workers"], path)
     matches = {}
-    for name, m in {**raw["matches"], **raw["study_matches"]}.items():
+    for name, m in {**raw["matches"], **raw["study_matches"], **raw["base_matches"]}.items():
         if not isinstance(name, str):
             raise ChampionParamsError(f"{path}: match name {name!r} is not a string (YAML reads on/off/yes/no as "
                                       "booleans: quote it)")
@@ -117,21 +141,54 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     if any(matches[c].team for c in curve) or len({(matches[c].opponent, matches[c].rules) for c in curve}) > 1:
         raise ChampionParamsError(f"{path}: curve: matches of one opponent under one rule set, none a team match "
                                   f"(the figure's y axis is one win rate), got {list(curve)}")
-    if not any(m.agent == raw["champion"] for m in matches.values()):
-        raise ChampionParamsError(f"{path}: no match plays the champion {raw['champion']!r} (write its spec, or the "
-                                  "alias *champion, as a match's agent)")
+    for key in ("champion", "public_champion"):
+        if (key == "champion" or raw[key]) and not any(m.agent == raw[key] for m in matches.values()):
+            raise ChampionParamsError(f"{path}: no match plays the {key.replace('_', ' ')} {raw[key]!r} (write its "
+                                      f"spec, or the alias *{key}, as a match's agent)")
+    uses_base = [n for n, m in matches.items() if str(BASE / "policy.pt") in m.agent]
+    misplaced = [n for n in uses_base if seen[n] != "base_matches"]
+    if misplaced:
+        raise ChampionParamsError(f"{path}: {misplaced} play the base policy ({BASE / 'policy.pt'}): list them under "
+                                  "base_matches (their stages depend on it)")
     return ChampionParams(str(raw["champion"]), str(raw["rules"]), str(raw["deal_set"]), matches=matches,
-                          curve=curve, **ints)
+                          curve=curve, public_champion=str(raw["public_champion"] or ""), base=base, **ints)
+
+
+def _base_params(raw: Any, workers: Any, path: str | Path) -> dict[str, Any]:
+    """The ``base`` section, checked by :class:`~climbrl.learn.imitation.ImitationConfig`."""
+    from climbrl.learn.imitation import ImitationConfig
+
+    allowed = {"teacher", "games", "seed", "holdout", "hidden", "epochs", "lr", "batch", "value_coef"}
+    if not isinstance(raw, dict) or set(raw) - allowed:
+        raise ChampionParamsError(f"{path}: base must be a mapping of {sorted(allowed)}, got {raw!r}")
+    try:
+        ImitationConfig(**raw, rules=BASE_RULES, workers=workers if isinstance(workers, int) else 1)
+    except (TypeError, ValueError) as e:
+        raise ChampionParamsError(f"{path}: base: {e}") from None
+    return dict(raw)
 
 
 def _external_missing(spec: str) -> str | None:
     """Why an agent spec cannot be built here for want of outside data (the public agent's
-    weights), or None."""
+    weights: the agent itself, or a search whose rollouts play its network), or None."""
     from climbrl.paths import public_agent_missing
 
-    if spec.partition(":")[0] != "charlesworth":
-        return None
-    return public_agent_missing()
+    name, _, arg = spec.partition(":")
+    needs = name == "charlesworth" or (name == "search" and any(
+        p.strip() in ("rollout=charlesworth", "own=charlesworth") for p in arg.split(",")))
+    return public_agent_missing() if needs else None
+
+
+def train_base(params: ChampionParams, out: str | Path = BASE, reports: str | Path = REPORTS) -> dict[str, Any]:
+    """The base policy (see the module docstring): ``out/policy.pt`` and ``reports/base.json``."""
+    from climbrl.learn.imitation import ImitationConfig, imitate
+
+    cfg = ImitationConfig(**(params.base or {}), rules=BASE_RULES, workers=params.workers)
+    t0 = time.perf_counter()
+    summary = imitate(cfg, out)
+    record = {"policy": str(Path(out) / "policy.pt"), **summary, "wall_s": time.perf_counter() - t0,
+              "budget_cpu_s": TRAINING_BUDGET_S, "within_budget": summary["cpu_s"] <= TRAINING_BUDGET_S}
+    return _write(record, Path(reports) / "base.json")
 
 
 def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], Any]:
@@ -236,10 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("match", help="play one match").add_argument("name")
     sub.add_parser("timing", help="time the agent's decisions in one match's first deals").add_argument("name")
+    sub.add_parser("base", help="train the base policy (runs/champion/base, reports/champion/base.json)")
     sub.add_parser("report", help="reports/champion/champion.md and champion.png")
     args = ap.parse_args(argv)
     params = load_champion_params(args.params)
-    if args.cmd in ("match", "timing"):
+    if args.cmd == "base":
+        r = train_base(params, reports=args.reports)
+        print(json.dumps({k: v for k, v in r.items() if k != "config"}, indent=2))
+    elif args.cmd in ("match", "timing"):
         r = (play_match if args.cmd == "match" else time_match)(args.name, params, args.reports)
         print(json.dumps({k: v for k, v in r.items() if k != "deal_wins"}, indent=2))
     else:
@@ -252,4 +313,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["load_champion_params", "play_match", "time_match", "ChampionParams", "Match", "ChampionParamsError"]
+__all__ = ["load_champion_params", "play_match", "time_match", "train_base", "ChampionParams", "Match",
+           "ChampionParamsError"]

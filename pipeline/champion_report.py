@@ -6,7 +6,8 @@ and ``champion.png`` from the match records that ``pipeline/champion.py`` wrote.
 - Every other agent against the champion on the deals both played, with the same opponent and
   rules (the same seat streams): a paired difference per deal, with a normal 95% interval over
   the deals' differences.
-- The issue's targets (issue 12), each checked against the measured point or lower bound.
+- The issue's targets (issue 12), each checked against the measured point or lower bound, and the
+  base policy's training (``base.json``) against the 1 CPU-hour budget.
 - The figure: win rate against seconds per decision of the ``curve`` matches.
 """
 
@@ -40,12 +41,12 @@ def _fmt_s(t: dict[str, Any] | None, key: str) -> str:
     return f"{t[key]:.4f}" if t and t.get(key) is not None else ""
 
 
-TARGETS = (  # (match, what the issue asks: of the point or of the interval's lower bound, threshold)
-    ("heuristic", "win rate", 0.50),
-    ("heuristic", "lower bound", 0.47),
-    ("greedy-model", "win rate", 0.45),
-    ("public", "lower bound", 0.25),
-    ("public", "win rate", 0.35),
+TARGETS = (  # (match, what the issue asks: of the point or of the interval's lower bound, comparison, threshold)
+    ("heuristic", "win rate", ">=", 0.50),
+    ("heuristic", "lower bound", ">=", 0.47),
+    ("greedy-model", "win rate", ">=", 0.45),
+    ("public-base", "lower bound", ">", 0.25),
+    ("public-base", "win rate", ">=", 0.35),
 )
 SECONDS_TARGET = 0.2
 """The issue's budget at play time: CPU seconds per decision on one core (the mean)."""
@@ -93,7 +94,8 @@ def report(params: Any, reports: str | Path) -> Path:
                          f"{_fmt_rate(r)} | {_fmt_s(t, 'cpu_s_per_decision')} | "
                          f"{_fmt_s(t, 'cpu_s_per_searched_decision')} | {_fmt_s(t, 'p95_cpu_s_per_decision')} | "
                          f"{_fmt_s(t, 'max_cpu_s_per_decision')} |")
-    champ = {k: r for k, r in played.items() if r["agent"] == params.champion}
+    champions = tuple(getattr(params, "champions", (params.champion,)))
+    champ = {k: r for k, r in played.items() if r["agent"] in champions}
     pairs = []
     for ck, c in champ.items():
         for k, r in played.items():
@@ -112,16 +114,16 @@ def report(params: Any, reports: str | Path) -> Path:
             lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
                          f"[{d['low']:+.3f}, {d['high']:+.3f}] | {'yes' if sig else 'no'} |")
     checks = []
-    for k, what, threshold in TARGETS:
+    for k, what, op, threshold in TARGETS:
         if k not in records:
             continue
         r = records[k]
         if "not_run" in r:
-            checks.append(f"| {k} | {what} >= {threshold:.2f} | not run | |")
+            checks.append(f"| {k} | {what} {op} {threshold:.2f} | not run | |")
             continue
         value = r["win_rate"] if what == "win rate" else r["win_rate_low"]
-        verdict = "met" if value >= threshold else "missed"
-        checks.append(f"| {k} | {what} >= {threshold:.2f} | {_fmt_rate(r)} | {verdict} |")
+        verdict = "met" if (value > threshold if op == ">" else value >= threshold) else "missed"
+        checks.append(f"| {k} | {what} {op} {threshold:.2f} | {_fmt_rate(r)} | {verdict} |")
     for k, r in teams.items():
         verdict = "met" if r["team_score_low"] > 0 else "missed"
         checks.append(f"| {k} | team score per game: lower bound > 0 | {r['team_score']:+.3f} "
@@ -132,18 +134,44 @@ def report(params: Any, reports: str | Path) -> Path:
         checks.append(f"| {', '.join(k for k in champ if 'not_timed' not in timing[k])} | CPU s per decision <= "
                       f"{SECONDS_TARGET} (mean) | {worst:.3f} (the largest of the matches' means) | "
                       f"{'met' if worst <= SECONDS_TARGET else 'missed'} |")
+    base = _base_section(reports, checks)
     if checks:
         lines += ["", "## The issue's targets", "", "| match | target | measured | |", "|---|---|---|---|", *checks]
+    lines += base
     if champ_times:
         slowest = max(t["max_cpu_s_per_decision"] for t in champ_times)
         lines += ["", f"The champion's slowest timed decision: {slowest:.3f} s."]
     _plot([{**played[k], "timing": timing[k],
-             "match": f"{k} (champion)" if played[k]["agent"] == params.champion else k}
+             "match": f"{k} (champion)" if played[k]["agent"] in champions else k}
             for k in params.curve if k in played and "not_timed" not in timing[k]], reports / "champion.png")
     lines += ["", "![win rate against seconds per decision](champion.png)"]
     out = reports / "champion.md"
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+def _base_section(reports: Path, checks: list[str]) -> list[str]:
+    """The base policy's training (``base.json``, when the base stage ran): its lines, and its
+    budget row appended to ``checks``."""
+    path = reports / "base.json"
+    if not path.exists():
+        return []
+    b = json.loads(path.read_text())
+    cfg = b["config"]
+    checks.append(f"| base | training CPU s <= {b['budget_cpu_s']:.0f} (1 CPU-hour) | {b['cpu_s']:.0f} "
+                  f"(teacher's games {b['collect_cpu_s']:.0f}, fit {b['fit_cpu_s']:.0f}) | "
+                  f"{'met' if b['within_budget'] else 'missed'} |")
+    curve = ", ".join(f"{a:.3f}" for a in b.get("epoch_holdout_accuracy", []) if a is not None)
+    held = (f"picks the teacher's move in {b['holdout_accuracy']:.3f} of {b['holdout_decisions']} held-out decisions "
+            f"after {cfg['epochs']} epochs (after each epoch: {curve})" if b["holdout_accuracy"] is not None
+            else "was measured on no held-out game (holdout 0)")
+    return ["", "## The base policy", "",
+            f"`{b['policy']}`: behaviour cloning of `{cfg['teacher']}` ({cfg['rules']} rules), which played every seat "
+            f"of {cfg['games']} games (seed {cfg['seed']}): {b['decisions']} decisions with a choice, the last "
+            f"{cfg['holdout']:.0%} of the games held out. The student, a network of the public agent's shape (412 "
+            f"inputs, {cfg['hidden']} and {cfg['hidden'] // 2} units, 1695 actions; `big2-charlesworth` encoder), "
+            f"{held}. CPU time: {b['cpu_s']:.0f} s "
+            f"({b['wall_s']:.0f} s of wall time)."]
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:

@@ -21,8 +21,12 @@ REPO = Path(__file__).resolve().parents[1]
 def _params(tmp_path: Path, **changes: object) -> Path:
     seeds = tmp_path / "deals.json"
     seeds.write_text(json.dumps({"seed": 5, "deals": deal_seeds(5, 6)}))
-    raw = {"champion": "search:S=4,K=3", "rules": "paper", "deal_set": str(seeds), "seat_seed": 3, "workers": 1,
-           "timing_deals": 2,
+    public = "search:S=4,K=3,rollout=charlesworth"  # needs the public agent's weights
+    raw = {"champion": "search:S=4,K=3", "public_champion": public, "rules": "paper", "deal_set": str(seeds),
+           "seat_seed": 3, "workers": 1, "timing_deals": 2,
+           "base": {"teacher": "heuristic", "games": 8, "epochs": 1, "hidden": 16},
+           "base_matches": {"public-base": {"agent": public, "opponent": "charlesworth", "deals": 2,
+                                            "rules": "charlesworth"}},
            "matches": {"heuristic": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3},
                        "search-off": {"agent": "heuristic", "opponent": "heuristic", "deals": 3},
                        "greedy": {"agent": "search:S=4,K=3", "opponent": "greedy", "deals": 2}},
@@ -87,7 +91,8 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     assert "the match did not run" in json.loads((reports / "timing" / "public.json").read_text())["not_timed"]
     md = champion_report.report(params, reports).read_text()
     assert "| public |" in md and "not run: the public agent's weights are missing" in md
-    assert "| public | lower bound >= 0.25 | not run |" in md
+    assert "| public-base | lower bound > 0.25 | not run |" in md  # a search with the public agent's network
+    assert "weights are missing" in json.loads((reports / "matches" / "public-base.json").read_text())["not_run"]
     # the champion against the heuristic alone, on the 3 deals both played
     c, off = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("heuristic", "search-off"))
     d = champion_report.paired_difference(c["deal_wins"], off["deal_wins"])
@@ -104,7 +109,7 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
 def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     ch.play_match("greedy", params, tmp_path / "reports")
-    with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public .run python -m pipeline"):
+    with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public, public-base .run python -m"):
         champion_report.report(params, tmp_path / "reports")
 
 
@@ -147,6 +152,28 @@ def test_a_team_match_needs_zero_sum_rules(tmp_path, monkeypatch) -> None:
         ch.play_match("team", params, tmp_path / "reports")
 
 
+def test_the_base_stage_trains_the_base_policy_that_a_base_match_plays(tmp_path) -> None:
+    params = ch.load_champion_params(_params(tmp_path))
+    reports = tmp_path / "reports"
+    b = ch.train_base(params, tmp_path / "base", reports)
+    assert b["within_budget"] and 0 < b["cpu_s"] == pytest.approx(b["collect_cpu_s"] + b["fit_cpu_s"])
+    assert b["config"]["rules"] == "charlesworth" and b["config"]["games"] == 8
+    assert json.loads((reports / "base.json").read_text()) == b
+    spec = f"search:checkpoint:{tmp_path / 'base' / 'policy.pt'},S=4,K=3,own=base"
+    params = ch.load_champion_params(_params(tmp_path, public_champion=spec, base_matches={
+        "public-base": {"agent": spec, "opponent": "heuristic", "deals": 2, "rules": "charlesworth"}}))
+    r = ch.play_match("public-base", params, reports)
+    assert r["games"] == 8 and len(r["deal_wins"]) == 2
+    for name in params.matches:
+        if name != "public-base":
+            ch.play_match(name, params, reports)
+        ch.time_match(name, params, reports)
+    md = champion_report.report(params, reports).read_text()
+    assert "## The base policy" in md and f"{b['holdout_accuracy']:.3f}" in md
+    assert f"| base | training CPU s <= 3600 (1 CPU-hour) | {b['cpu_s']:.0f} " in md
+    assert f"| public-base | win rate >= 0.35 | {r['win_rate']:.3f}" in md  # the public champion's targets
+
+
 def test_paired_difference() -> None:
     d = champion_report.paired_difference("4321", "1111")
     assert d["deals"] == 4 and d["difference"] == pytest.approx((3 + 2 + 1 + 0) / 4 / 4)
@@ -168,6 +195,13 @@ def test_paired_difference() -> None:
      "named in both"),
     ({"matches": {"m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3, "team": "yes"}}},
      "team must be true or false"),
+    ({"public_champion": "search:S=6,K=3"}, "no match plays the public champion"),
+    ({"base": {"teacher": "heuristic", "games": 2}}, "base: imitation games must be at least 4"),
+    ({"base": {"teacher": "heuristic", "rules": "paper"}}, "base must be a mapping of"),
+    ({"base_matches": {"heuristic": {"agent": "heuristic", "opponent": "random", "deals": 2}}}, "named in both"),
+    ({"matches": {"heuristic": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3},
+                  "b": {"agent": "checkpoint:runs/champion/base/policy.pt", "opponent": "random", "deals": 2}},
+      "curve": ["heuristic"]}, "list them under base_matches"),
 ])
 def test_bad_params_get_a_clear_error(tmp_path, change, message) -> None:
     with pytest.raises(ch.ChampionParamsError, match=message):
@@ -190,6 +224,12 @@ def test_the_repositorys_champion_pipeline_declares_every_match(tmp_path) -> Non
     assert all("runs/ppo/policy.pt" in m["agent"] for m in raw["study_matches"].values())
     assert not any("checkpoint:" in m["agent"] for m in raw["matches"].values())
     assert "runs/ppo/policy.pt" in stages["study-match"]["do"]["deps"]
+    # the base matches on the base policy, which the base stage writes
+    assert all("runs/champion/base/policy.pt" in m["agent"] for m in raw["base_matches"].values())
+    assert stages["base-match"]["foreach"] == "${base_matches}"
+    assert "runs/champion/base/policy.pt" in stages["base-match"]["do"]["deps"]
+    assert "runs/champion/base" in stages["base"]["outs"]
+    assert params.matches["public-base"].agent == params.public_champion
     # the champion is reported on the study's versioned deals (written by the main pipeline's seeds
     # stage: rebuilt here, a fresh clone has no data/), not on the tuning matches' (seed 12)
     from pipeline.stages import SEEDS, make_seeds

@@ -283,8 +283,10 @@ def cmd_imitate(args: argparse.Namespace) -> None:
     cfg = ImitationConfig(**fields)  # validated before any work
     out = args.out or f"runs/imitation-seed{cfg.seed}"
     res = imitate(cfg, out)
-    text = (f"imitation of {cfg.teacher}: {cfg.games} games, {res['decisions']} decisions; the student picks the "
-            f"teacher's move in {res['holdout_accuracy']:.3f} of {res['holdout_decisions']} held-out decisions; "
+    acc = res["holdout_accuracy"]
+    held = (f"the student picks the teacher's move in {acc:.3f} of {res['holdout_decisions']} held-out decisions"
+            if acc is not None else "no held-out game")
+    text = (f"imitation of {cfg.teacher}: {cfg.games} games, {res['decisions']} decisions; {held}; "
             f"{res['cpu_s']:.0f} CPU s (teacher {res['collect_cpu_s']:.0f}, fit {res['fit_cpu_s']:.0f}); "
             f"{out}/policy.pt")
     _write_json(res, None, args.json, text)

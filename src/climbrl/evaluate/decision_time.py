@@ -65,9 +65,9 @@ def decision_seconds(agent_spec: str, opponent: str, rules: str, seeds: Sequence
     stats = {"rollouts": 0, "search_cpu": 0.0}
     score = getattr(agent, "score", None)
     if score is not None:
-        def timed_score(d, cand, deals):  # type: ignore[no-untyped-def]
+        def timed_score(d, cand, deals, *seeds):  # type: ignore[no-untyped-def]
             t0 = time.process_time()
-            out = score(d, cand, deals)
+            out = score(d, cand, deals, *seeds)
             stats["search_cpu"] += time.process_time() - t0
             stats["rollouts"] += len(cand) * len(deals)
             return out

@@ -14,12 +14,14 @@ match), collected in fixed chunks of deals whatever the number of worker process
 student's initial weights and minibatch order come from its own seeded generators. Decisions with
 one legal move teach nothing and are left out. The last ``holdout`` share of the games is kept
 out of training to measure how often the student picks the teacher's move on games it has not
-seen. Both phases' CPU seconds are recorded (the issue's training budget counts them).
+seen, after every epoch (a number of epochs is chosen on that curve, never on evaluation deals).
+Both phases' CPU seconds are recorded (the issue's training budget counts them).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -54,7 +56,7 @@ class ImitationConfig:
     games: int = 2000
     seed: int = 0
     holdout: float = 0.05
-    """Share of the games (the last ones) kept out of training to measure the student."""
+    """Share of the games (the last ones, rounded up) kept out of training to measure the student."""
     hidden: int = 512
     epochs: int = 4
     """Passes over the training decisions."""
@@ -150,10 +152,10 @@ def _batch(data: dict[str, Any], idx: np.ndarray) -> tuple[torch.Tensor, ...]:
             torch.from_numpy(data["value"][idx]))
 
 
-def _accuracy(net, data: dict[str, Any], idx: np.ndarray) -> float:
-    """Share of the decisions ``idx`` where the student's top move is the teacher's."""
+def _accuracy(net, data: dict[str, Any], idx: np.ndarray) -> float | None:
+    """Share of the decisions ``idx`` where the student's top move is the teacher's (None: no decision)."""
     if not len(idx):
-        return float("nan")
+        return None
     hits = 0
     with torch.no_grad():
         for lo in range(0, len(idx), 4096):
@@ -170,7 +172,7 @@ def fit(cfg: ImitationConfig, data: dict[str, Any]) -> tuple[torch.nn.Module, di
     from climbrl.threads import single_thread
 
     enc = make_encoder(cfg.game, cfg.encoder)
-    n_train_games = cfg.games - int(round(cfg.holdout * cfg.games))
+    n_train_games = cfg.games - math.ceil(cfg.holdout * cfg.games)  # at least one game held out when holdout > 0
     train_idx = np.flatnonzero(data["game"] < n_train_games)
     test_idx = np.flatnonzero(data["game"] >= n_train_games)
     if not len(train_idx):
@@ -181,7 +183,7 @@ def fit(cfg: ImitationConfig, data: dict[str, Any]) -> tuple[torch.nn.Module, di
                        generator=torch.Generator().manual_seed(cfg.seed), n_actions=enc.n_actions)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         order_rng = np.random.default_rng(cfg.seed)
-        losses = []
+        losses, holdout_curve = [], []
         for _ in range(cfg.epochs):
             order = train_idx[order_rng.permutation(len(train_idx))]
             epoch_loss = []
@@ -194,8 +196,10 @@ def fit(cfg: ImitationConfig, data: dict[str, Any]) -> tuple[torch.nn.Module, di
                 opt.step()
                 epoch_loss.append(loss.item())
             losses.append(float(np.mean(epoch_loss)))
+            holdout_curve.append(_accuracy(net, data, test_idx))
         stats = {"train_decisions": int(len(train_idx)), "holdout_decisions": int(len(test_idx)),
-                 "epoch_loss": losses, "train_accuracy": _accuracy(net, data, train_idx[:20000]),
+                 "epoch_loss": losses, "epoch_holdout_accuracy": holdout_curve,
+                 "train_accuracy": _accuracy(net, data, train_idx[:20000]),
                  "holdout_accuracy": _accuracy(net, data, test_idx), "fit_cpu_s": time.process_time() - start}
     return net.eval(), stats
 
