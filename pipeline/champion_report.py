@@ -95,7 +95,12 @@ def report(params: Any, reports: str | Path) -> Path:
                          f"{_fmt_s(t, 'cpu_s_per_searched_decision')} | {_fmt_s(t, 'p95_cpu_s_per_decision')} | "
                          f"{_fmt_s(t, 'max_cpu_s_per_decision')} |")
     champions = tuple(getattr(params, "champions", (params.champion,)))
-    champ = {k: r for k, r in played.items() if r["agent"] in champions}
+    public = getattr(params, "public_champion", "")
+    # a match of a champion under its own rules: the paper champion under the params' rules, the
+    # public champion under the public agent's (the paper champion's search against the public
+    # agent is one more agent the public champion is compared with)
+    champ = {k: r for k, r in played.items()
+             if (r["agent"] == params.champion and r["rules"] == params.rules) or (public and r["agent"] == public)}
     pairs = []
     for ck, c in champ.items():
         for k, r in played.items():
