@@ -120,7 +120,10 @@ def _play(hands, player, m, typ, power, last_cls, last_power, last_player, locke
 def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
                   locked, t, locks, policy):
     """(wins, cards left) of each candidate summed over the deals (``deals[s]``: four hands with
-    the agent's own in ``seat``): the candidate is played, then the game rolled out."""
+    the agent's own in ``seat``): the candidate is played, then the game rolled out. (The rule
+    agents' path: :func:`model_search_scores` does the same with a network in some seat, and
+    also tracks the public record a network reads, which this one, the champion's hot loop under
+    paper rules, does not pay for.)"""
     n_deals = deals.shape[0]
     k = cand_masks.shape[0]
     wins = np.zeros(k, dtype=np.int64)
