@@ -72,13 +72,10 @@ def test_every_action_has_one_position_mask() -> None:
         assert POS_ACTION[sum(1 << p for p in pos)] == i
 
 
-def test_observation_and_move_actions_equal_the_adapter_on_random_games() -> None:
+def test_move_actions_equal_the_adapters_on_random_games() -> None:
     table = action_table()
     n = 0
     for d in _random_decisions(40):
-        v = np.zeros(412, dtype=np.float32)
-        v[_active(d)] = 1.0
-        assert (v == encode(d)).all()
         for m in d.moves:
             assert move_action(d.hand, m) == action_of(m, d.hand, table)
         n += 1

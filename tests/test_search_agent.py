@@ -9,14 +9,11 @@ import numpy as np
 import pytest
 
 from climbrl.agents import Decision, make_agent
+from climbrl.agents.rollouts import GREEDY, HEURISTIC, replay_mismatches, rollout
 from climbrl.agents.search import (
-    GREEDY,
-    HEURISTIC,
     SearchAgent,
     best_candidate,
     public_replay,
-    replay_mismatches,
-    rollout,
     sample_deals,
     trick_state,
 )

@@ -17,19 +17,16 @@ from climbrl.agents import Decision
 from climbrl.agents import make_agent as make_rule_agent
 from climbrl.agents.external.charlesworth import N_ACTIONS
 from climbrl.agents.external.charlesworth_compiled import MAX_ACTIVE, compile_weights
-from climbrl.agents.search import (
-    _DUMMY_WEIGHTS,
+from climbrl.agents.rollouts import (
+    DUMMY_WEIGHTS,
     HEURISTIC,
     NETWORK,
-    SearchAgent,
     _net_pick,
     model_rollout,
-    public_replay,
     replay_loglik,
     rollout,
-    sample_deals,
-    trick_state,
 )
+from climbrl.agents.search import SearchAgent, public_replay, sample_deals, trick_state
 from climbrl.encoders import make_encoder
 from climbrl.games.big2 import Big2Game
 from climbrl.games.big2.combos import MAX_LEGAL_MOVES
@@ -90,7 +87,7 @@ def test_with_rule_agents_in_every_seat_it_is_the_plain_rollout() -> None:
             hands = np.array(s.hands, dtype=np.int64)
             want = rollout(hands, s.current_player, cls, power, last_player, locked, s.must, game.tables, game.locks,
                            HEURISTIC, buf)
-            got = _model_rollout(s, HEURISTIC, _DUMMY_WEIGHTS, HEURISTIC, _DUMMY_WEIGHTS, 0)
+            got = _model_rollout(s, HEURISTIC, DUMMY_WEIGHTS, HEURISTIC, DUMMY_WEIGHTS, 0)
             assert got == (want, hands.tolist())
 
 

@@ -1,4 +1,4 @@
-"""Determinized one-step rollout search for Big 2 (``search[:S=..,K=..,rollout=..,belief=..]``).
+"""Determinized one-step rollout search for Big 2 (``search[:S=..,K=..,rollout=..,own=..,belief=..]``).
 
 At each decision with a real choice the agent
 
@@ -6,8 +6,8 @@ At each decision with a real choice the agent
    three opponents, from its own observation only (:func:`sample_deals`);
 2. takes the top ``K`` legal moves of the **base policy's ranking** (:func:`candidate_order`);
 3. plays each candidate on every sampled deal and **rolls the game out to the end** with a fast
-   base policy in every seat (compiled: :func:`search_scores`), the same deals for every
-   candidate (common random numbers);
+   base policy in every seat (compiled: :mod:`climbrl.agents.rollouts`), the same deals for
+   every candidate (common random numbers);
 4. plays the candidate with the **most wins**, then the **fewest cards left** (summed over the
    samples), then the better rank in the base policy's order.
 
@@ -59,6 +59,17 @@ Choices, and why:
   study's heuristic in every seat, ``rollout=greedy`` the greedy baseline (a wrong opponent
   model against heuristic players). Both are deterministic, so a deal and a candidate fix the
   rollout: the only randomness is the sampling, shared by all candidates.
+- *Networks in the rollouts* (``charlesworth`` rules only: the networks read the public
+  agent's observation and action space). ``rollout=`` is the opponents' policy and ``own=`` the
+  agent's own later moves (default: the rollout policy when it is a rule agent, else the
+  heuristic); either may be ``charlesworth`` (the public agent's released network) or ``base``
+  (the base policy's network, when it is an :class:`~climbrl.learn.network.ActionHeadNet`),
+  compiled (:mod:`climbrl.agents.external.charlesworth_compiled`). A network samples from the
+  softmax of its legal logits; the stream of each sampled deal is seeded from ``rng`` after the
+  deals are drawn, the same for every candidate. With a network as the opponents' model the
+  belief filter weights a deal by its likelihood (the product of the network's probabilities of
+  every past opponent move) to the power :data:`BELIEF_TEMPERATURE`: at power 1 the weights
+  collapse on one or two of the drawn deals.
 - *Scores.* Win = the agent's seat goes out first (the match's criterion under every preset);
   the tie-break is the agent's cards left at the end, the quantity the card-count presets score.
 - *Shortcuts.* No search when there is one legal move or a move plays out the whole hand (the
@@ -78,370 +89,31 @@ import random
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 
 from climbrl.agents.base import Agent, Decision
-from climbrl.agents.external.charlesworth_compiled import MAX_ACTIVE, encode_active, legal_logits
-from climbrl.agents.hand_structure import (
-    forced_move,
-    hand_structure,
-    heuristic_pick,
-    move_value,
-    phase_of,
-    rank_action,
+from climbrl.agents.hand_structure import forced_move
+from climbrl.agents.rollouts import (
+    DUMMY_WEIGHTS,
+    GREEDY,
+    HEURISTIC,
+    NETWORK,
+    candidate_order,
+    combo_cls,
+    model_search_scores,
+    replay_loglik,
+    replay_mismatches,
+    search_scores,
 )
-from climbrl.games.big2.combos import (
-    _CACHE,
-    MAX_LEGAL_MOVES,
-    STRAIGHT,
-    _popcount,
-    classify_mask,
-    generate_moves,
-)
+from climbrl.games.big2.combos import classify_mask
 
 ROLLOUT_POLICIES = ("heuristic", "greedy", "charlesworth", "base")
 """Policies of the rollouts' seats: two rule agents and two networks of the public agent's shape (its
 own weights, or the trained base policy's)."""
-HEURISTIC, GREEDY, NETWORK = 0, 1, 2
 BELIEF_TEMPERATURE = 0.1
 """Belief filter with a network as the opponent model: a deal's weight is its likelihood to this power."""
 EPS = 0.1
 """Belief filter: the weight factor of one decision where the opponent model disagrees."""
 FULL = (1 << 52) - 1
-
-
-# --- compiled core -------------------------------------------------------------------------------
-@njit(cache=_CACHE)
-def _combo_cls(typ, ncards):
-    if typ == STRAIGHT and ncards != 5:
-        return 16 + ncards
-    return ncards
-
-
-@njit(cache=_CACHE)
-def _greedy_pick(masks, n):
-    """The greedy baseline: the most cards, the first (weakest) of those in canonical order."""
-    best, best_cards = 0, -1
-    for i in range(n):
-        c = _popcount(masks[i])
-        if c > best_cards:
-            best, best_cards = i, c
-    return best
-
-
-@njit(cache=_CACHE)
-def _pick(h, buf, n, t, policy):
-    if n == 1:
-        return 0
-    if policy == GREEDY:
-        return _greedy_pick(buf[0], n)
-    return heuristic_pick(h, buf[0, :n], buf[1, :n], buf[2, :n], t)
-
-
-@njit(cache=_CACHE)
-def rollout(hands, player, last_cls, last_power, last_player, locked, must, t, locks, policy, buf):
-    """Play the game to its end with ``policy`` in every seat; ``hands`` (int64[4]) is updated
-    in place and the winner's seat returned. The turn logic is ``Big2State``'s: a trick ends
-    when the turn would come back to its last player, passes lock a seat out when ``locks``."""
-    while True:
-        h = hands[player]
-        n = generate_moves(h, last_cls, last_power, must, last_cls != 0, t, buf)
-        k = _pick(h, buf, n, t, policy)
-        m = buf[0, k]
-        if m != 0:
-            must = 0
-        won, player, last_cls, last_power, last_player, locked = _play(
-            hands, player, m, buf[1, k], buf[2, k], last_cls, last_power, last_player, locked, locks)
-        if won:
-            return player
-
-
-@njit(cache=_CACHE)
-def _play(hands, player, m, typ, power, last_cls, last_power, last_player, locked, locks):
-    """``player`` plays ``m`` (0: a pass; ``typ``, ``power``: its type and power) with
-    ``Big2State``'s turn logic: ``hands`` is updated in place. Returns (won, the next player, or
-    ``player`` when it went out, and the trick's new cls, power, last player and lock-outs)."""
-    if m == 0:
-        if locks:
-            locked |= 1 << player
-    else:
-        if last_cls == 0:
-            last_cls = _combo_cls(typ, _popcount(m))
-        last_power = power
-        last_player = player
-        hands[player] ^= m
-        if hands[player] == 0:
-            return True, player, last_cls, last_power, last_player, locked
-    nxt = (player + 1) & 3
-    while (locked >> nxt) & 1 and nxt != last_player:
-        nxt = (nxt + 1) & 3
-    if nxt == last_player:
-        last_cls = 0
-        last_power = -1
-        locked = 0
-    return False, nxt, last_cls, last_power, last_player, locked
-
-
-@njit(cache=_CACHE)
-def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
-                  locked, t, locks, policy):
-    """(wins, cards left) of each candidate summed over the deals (``deals[s]``: four hands with
-    the agent's own in ``seat``): the candidate is played, then the game rolled out."""
-    n_deals = deals.shape[0]
-    k = cand_masks.shape[0]
-    wins = np.zeros(k, dtype=np.int64)
-    cards = np.zeros(k, dtype=np.int64)
-    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
-    hands = np.empty(4, dtype=np.int64)
-    for s in range(n_deals):
-        for c in range(k):
-            for p in range(4):
-                hands[p] = deals[s, p]
-            won, nxt, lc, lp, lpl, lk = _play(hands, seat, cand_masks[c], cand_types[c], cand_powers[c],
-                                              last_cls, last_power, last_player, locked, locks)
-            if won:
-                wins[c] += 1
-                continue
-            winner = rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
-            if winner == seat:
-                wins[c] += 1
-            cards[c] += _popcount(hands[seat])
-    return wins, cards
-
-
-# --- rollouts with a model of the public agent in the opponents' seats -----------------------------
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(cache=_CACHE)
-def _uniform(state):
-    """A uniform float in [0, 1) from a splitmix64 stream (``state``: uint64[1], advanced)."""
-    x = state[0] + _GOLDEN
-    state[0] = x
-    z = (x ^ (x >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=_CACHE)
-def _net_pick(h, seat, hands, played, types, trick, last_cls, masks, n, w, rng_state, work_i, work_f, h1, h2):
-    """A move of a network of the public agent's shape (weights ``w``, see
-    :func:`~climbrl.agents.external.charlesworth_compiled.compile_weights`), sampled from the
-    softmax of its legal logits, for ``seat`` holding ``h``: its observation is built from the
-    rollout's public record."""
-    left = work_i[MAX_ACTIVE:MAX_ACTIVE + 4]
-    for p in range(4):
-        left[p] = _popcount(hands[p])
-    n_act = encode_active(h, seat, left, played, types, last_cls == 0, trick[0], trick[1], trick[2], work_i)
-    w1, b1, w2, b2, wpi_t, bpi = w
-    legal_logits(w1, b1, w2, b2, wpi_t, bpi, work_i, n_act, h, masks, n, work_f, h1, h2)
-    top = -np.inf
-    for i in range(n):
-        if work_f[i] > top:
-            top = work_f[i]
-    total = 0.0
-    for i in range(n):
-        total += np.exp(work_f[i] - top)
-    u = _uniform(rng_state) * total
-    acc = 0.0
-    for i in range(n):
-        acc += np.exp(work_f[i] - top)
-        if u < acc:
-            return i
-    return n - 1
-
-
-@njit(cache=_CACHE)
-def _seat_pick(code, w, h, player, hands, played, types, trick, last_cls, buf, n, t, rng_state, work_i, work_f,
-               h1, h2):
-    """The move index of policy ``code`` (:data:`HEURISTIC`, :data:`GREEDY` or :data:`NETWORK`
-    with weights ``w``) for ``player`` holding ``h``, its legal moves in ``buf[:, :n]``."""
-    if n == 1:
-        return 0
-    if code == NETWORK:
-        return _net_pick(h, player, hands, played, types, trick, last_cls, buf[0], n, w, rng_state, work_i, work_f,
-                         h1, h2)
-    return _pick(h, buf, n, t, code)
-
-
-@njit(cache=_CACHE)
-def _record(p, m, typ, played, types, trick):
-    """The public record after ``p`` plays ``m`` of type ``typ`` (0: a pass): ``trick`` holds
-    (to_beat, its type, passes since)."""
-    if m == 0:
-        trick[2] += 1
-    else:
-        played[p] |= m
-        types[p] |= 1 << typ
-        trick[0] = m
-        trick[1] = typ
-        trick[2] = 0
-
-
-@njit(cache=_CACHE)
-def model_rollout(hands, played, types, trick, player, last_cls, last_power, last_player, locked, must, t,
-                  locks, seat, own, own_w, opp, opp_w, rng_state, buf, work_i, work_f, h1, h2):
-    """:func:`rollout` with policy ``own`` in ``seat`` and ``opp`` in the others (codes as in
-    :func:`_seat_pick`; a network's weights ``own_w`` / ``opp_w``), tracking what a network's
-    observation needs: every seat's cards and types played, and ``trick`` (int64[3]: the play to
-    beat, its type, the passes since). A network samples its moves from ``rng_state``."""
-    while True:
-        h = hands[player]
-        n = generate_moves(h, last_cls, last_power, must, last_cls != 0, t, buf)
-        if player == seat:
-            k = _seat_pick(own, own_w, h, player, hands, played, types, trick, last_cls, buf, n, t, rng_state,
-                           work_i, work_f, h1, h2)
-        else:
-            k = _seat_pick(opp, opp_w, h, player, hands, played, types, trick, last_cls, buf, n, t, rng_state,
-                           work_i, work_f, h1, h2)
-        m = buf[0, k]
-        if m != 0:
-            must = 0
-        _record(player, m, buf[1, k], played, types, trick)
-        won, player, last_cls, last_power, last_player, locked = _play(
-            hands, player, m, buf[1, k], buf[2, k], last_cls, last_power, last_player, locked, locks)
-        if won:
-            return player
-        if last_cls == 0:
-            trick[0] = 0
-            trick[1] = 0
-            trick[2] = 0
-
-
-@njit(cache=_CACHE)
-def model_search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
-                        locked, played0, types0, trick0, t, locks, own, own_w, opp, opp_w, seeds):
-    """:func:`search_scores` with :func:`model_rollout`: the rollouts of deal ``s`` draw from
-    the stream seeded ``seeds[s]``, the same for every candidate (common random numbers)."""
-    n_deals = deals.shape[0]
-    k = cand_masks.shape[0]
-    wins = np.zeros(k, dtype=np.int64)
-    cards = np.zeros(k, dtype=np.int64)
-    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
-    hands = np.empty(4, dtype=np.int64)
-    played = np.empty(4, dtype=np.int64)
-    types = np.empty(4, dtype=np.int64)
-    trick = np.empty(3, dtype=np.int64)
-    rng_state = np.empty(1, dtype=np.uint64)
-    work_i = np.empty(MAX_ACTIVE + 4, dtype=np.int64)
-    work_f = np.empty(MAX_LEGAL_MOVES + 1, dtype=np.float32)
-    width1 = max(own_w[1].shape[0], opp_w[1].shape[0])
-    width2 = max(own_w[3].shape[0], opp_w[3].shape[0])
-    h1 = np.empty(width1, dtype=np.float32)
-    h2 = np.empty(width2, dtype=np.float32)
-    for s in range(n_deals):
-        for c in range(k):
-            for p in range(4):
-                hands[p] = deals[s, p]
-                played[p] = played0[p]
-                types[p] = types0[p]
-            for i in range(3):
-                trick[i] = trick0[i]
-            rng_state[0] = np.uint64(seeds[s])
-            _record(seat, cand_masks[c], cand_types[c], played, types, trick)
-            won, nxt, lc, lp, lpl, lk = _play(hands, seat, cand_masks[c], cand_types[c], cand_powers[c],
-                                              last_cls, last_power, last_player, locked, locks)
-            if won:
-                wins[c] += 1
-                continue
-            if lc == 0:
-                trick[0] = 0
-                trick[1] = 0
-                trick[2] = 0
-            winner = model_rollout(hands, played, types, trick, nxt, lc, lp, lpl, lk, 0, t, locks, seat, own, own_w,
-                                   opp, opp_w, rng_state, buf, work_i, work_f, h1, h2)
-            if winner == seat:
-                wins[c] += 1
-            cards[c] += _popcount(hands[seat])
-    return wins, cards
-
-
-@njit(cache=_CACHE)
-def candidate_order(h, masks, types, powers, t):
-    """The legal moves in the base policy's order: the heuristic's choice first, then by the
-    heuristic's value of the hand left (higher first), ties by RankAction, then canonical order."""
-    n = masks.shape[0]
-    first = heuristic_pick(h, masks, types, powers, t)
-    phase = phase_of(_popcount(h))
-    ra = rank_action(h, masks, types, powers, t)
-    p0, f0, d0 = hand_structure(h, t)
-    key = np.empty(n, dtype=np.float64)
-    for i in range(n):
-        value = move_value(h, masks[i], p0, f0, d0, phase, t)
-        # value dominates; RankAction (at most ~100 apart) breaks its ties
-        key[i] = -value * 1000.0 + ra[i]
-    order = np.argsort(key, kind="mergesort")
-    out = np.empty(n, dtype=np.int64)
-    out[0] = first
-    j = 1
-    for i in range(n):
-        if order[i] != first:
-            out[j] = order[i]
-            j += 1
-    return out
-
-
-@njit(cache=_CACHE)
-def replay_mismatches(deals, seats, masks, want_cls, min_power, must, allow_pass, after, t, policy):
-    """For each deal, how many of the given past decisions the opponent model would have made
-    differently. Decision ``i`` was made by ``seats[i]`` (facing ``want_cls``/``min_power``,
-    ``must``, pass allowed or not) and played ``masks[i]``; its hand then was the deal's current
-    hand of that seat plus ``after[i]`` (the cards that seat played from decision ``i`` on)."""
-    n_deals = deals.shape[0]
-    out = np.zeros(n_deals, dtype=np.int64)
-    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
-    for s in range(n_deals):
-        for i in range(seats.shape[0]):
-            h = deals[s, seats[i]] | after[i]
-            n = generate_moves(h, want_cls[i], min_power[i], must[i], allow_pass[i], t, buf)
-            if n <= 1:
-                continue
-            k = _pick(h, buf, n, t, policy)
-            if buf[0, k] != masks[i]:
-                out[s] += 1
-    return out
-
-
-@njit(cache=_CACHE)
-def replay_loglik(deals, seats, masks, want_cls, min_power, must, allow_pass, after, left, played, types,
-                  trick, t, model):
-    """For each deal, the log-likelihood of the given past decisions under the public agent's
-    policy (the softmax of its legal logits): decision ``i`` as in :func:`replay_mismatches`,
-    made on the public record ``left[i]``, ``played[i]``, ``types[i]``, ``trick[i]`` (see
-    :func:`public_replay`)."""
-    n_deals = deals.shape[0]
-    out = np.zeros(n_deals, dtype=np.float64)
-    buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
-    work_i = np.empty(MAX_ACTIVE, dtype=np.int64)
-    work_f = np.empty(MAX_LEGAL_MOVES + 1, dtype=np.float32)
-    h1 = np.empty(model[1].shape[0], dtype=np.float32)
-    h2 = np.empty(model[3].shape[0], dtype=np.float32)
-    w1, b1, w2, b2, wpi_t, bpi = model
-    for s in range(n_deals):
-        for i in range(seats.shape[0]):
-            p = seats[i]
-            h = deals[s, p] | after[i]
-            n = generate_moves(h, want_cls[i], min_power[i], must[i], allow_pass[i], t, buf)
-            if n <= 1:
-                continue
-            n_act = encode_active(h, p, left[i], played[i], types[i], want_cls[i] == 0, trick[i, 0],
-                                  trick[i, 1], trick[i, 2], work_i)
-            legal_logits(w1, b1, w2, b2, wpi_t, bpi, work_i, n_act, h, buf[0], n, work_f, h1, h2)
-            top = -np.inf
-            chosen = -np.inf
-            for k in range(n):
-                if work_f[k] > top:
-                    top = work_f[k]
-                if buf[0, k] == masks[i]:
-                    chosen = work_f[k]
-            total = 0.0
-            for k in range(n):
-                total += np.exp(work_f[k] - top)
-            out[s] += chosen - top - np.log(total)
-    return out
 
 
 # --- sampling (Python: every draw from the runner's random.Random) -------------------------------
@@ -555,7 +227,7 @@ def trick_state(obs) -> tuple[int, int, int, int]:
     """(cls, power, last player, lock-outs) of the trick the agent faces, from its observation."""
     if obs.leading:
         return 0, -1, -1, obs.locked_out
-    cls = _combo_cls(obs.to_beat_type, obs.to_beat.bit_count())
+    cls = combo_cls(obs.to_beat_type, obs.to_beat.bit_count())
     return int(cls), int(obs.to_beat_power), int(obs.to_beat_player), int(obs.locked_out)
 
 
@@ -570,11 +242,6 @@ def best_candidate(wins: np.ndarray, cards: np.ndarray) -> int:
 
 
 # --- the agent -----------------------------------------------------------------------------------
-_DUMMY_WEIGHTS = (np.zeros((1, 1), np.float32), np.zeros(1, np.float32), np.zeros((1, 1), np.float32),
-                  np.zeros(1, np.float32), np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
-"""Weights of a seat that plays no network (the compiled functions take the same types either way)."""
-
-
 class SearchAgent(Agent):
     """Determinized one-step rollout search (see the module docstring)."""
 
@@ -619,9 +286,9 @@ class SearchAgent(Agent):
         self.compiled = bool(nets)
         """True: a network plays a seat of the rollouts (:func:`model_search_scores`)."""
         self.policy = NETWORK if rollout in nets else ROLLOUT_POLICIES.index(rollout)
-        self.opp_w = nets.get(rollout, _DUMMY_WEIGHTS)
+        self.opp_w = nets.get(rollout, DUMMY_WEIGHTS)
         self.own_policy = NETWORK if own in nets else ROLLOUT_POLICIES.index(own)
-        self.own_w = nets.get(own, _DUMMY_WEIGHTS)
+        self.own_w = nets.get(own, DUMMY_WEIGHTS)
         default_own = rollout if rollout in ("heuristic", "greedy") else "heuristic"
         self.name = (f"search:{base + ',' if base else ''}S={samples},K={candidates},rollout={rollout}"
                      + (f",own={own}" if own != default_own else "") + (f",belief={belief}" if belief else ""))
@@ -745,7 +412,5 @@ def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None
         raise ValueError(f"agent {spec!r}: {e}") from None
 
 
-__all__ = ["SearchAgent", "parse_search_spec", "split_base", "best_candidate", "sample_deals", "rollout",
-           "search_scores",
-           "candidate_order", "public_replay", "replay_mismatches", "replay_loglik", "model_search_scores",
-           "model_rollout", "trick_state", "ROLLOUT_POLICIES"]
+__all__ = ["SearchAgent", "parse_search_spec", "split_base", "best_candidate", "sample_deals", "public_replay",
+           "trick_state", "ROLLOUT_POLICIES", "HEURISTIC", "GREEDY", "NETWORK"]

@@ -1,8 +1,7 @@
 """Big 2's second encoder, ``big2-charlesworth``: the public agent's observation and action space.
 
 State vector: the 412-dim observation of the public Big 2 agent (Charlesworth 2018; layout in
-:mod:`climbrl.agents.external.charlesworth`), built by the compiled
-:func:`~climbrl.agents.external.charlesworth_compiled.encode_active`. Move vector: one column,
+:mod:`climbrl.agents.external.charlesworth`), built by its compiled encoder. Move vector: one column,
 the move's index in that agent's 1695 actions (the positions its cards take in the sorted hand;
 1694 = pass). With it a learner trains an :class:`~climbrl.learn.network.ActionHeadNet`, a
 network of the public agent's shape with our own weights, which a compiled rollout can play at
@@ -22,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from climbrl.agents.base import Decision
-from climbrl.agents.external.charlesworth import N_ACTIONS, OBS_SIZE
-from climbrl.agents.external.charlesworth_compiled import MAX_ACTIVE, encode_active, move_action
+from climbrl.agents.external.charlesworth import encode
+from climbrl.agents.external.charlesworth_compiled import N_ACTIONS, OBS_SIZE, move_action
 from climbrl.cards import format_cards
 from climbrl.encoders.base import EncoderError
 from climbrl.encoders.big2 import Big2Encoder
@@ -43,19 +42,14 @@ class Big2PublicEncoder(Big2Encoder):
         offsets = np.zeros(b + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         moves = np.zeros((int(offsets[-1]), 1), dtype=np.float32)
-        active = np.zeros(MAX_ACTIVE, dtype=np.int64)
         if b and tuple(decisions[0].game.rules.straight_lengths) != (5,):
             raise EncoderError(f"{self.name}: rules {decisions[0].game.rules.name} have straights of "
                                f"{list(decisions[0].game.rules.straight_lengths)} cards; the public agent's "
                                "action space holds 5-card straights only (rules such as charlesworth)")
         for i, d in enumerate(decisions):
-            o = d.observation
-            n = encode_active(o.hand, o.seat, np.array(o.cards_left, dtype=np.int64),
-                              np.array(o.played, dtype=np.int64), np.array(o.types_played, dtype=np.int64),
-                              o.leading, o.to_beat, o.to_beat_type, o.passes, active)
-            states[i, active[:n]] = 1.0
+            states[i] = encode(d)
             for j, m in enumerate(d.moves):
-                a = move_action(o.hand, m)
+                a = move_action(d.hand, m)
                 if a < 0:
                     raise EncoderError(f"{self.name}: the move {format_cards(m)} has no action in the public "
                                        f"agent's action space (rules {d.game.rules.name}: this encoder plays "

@@ -38,7 +38,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +45,10 @@ import torch
 
 from climbrl.agents.base import Agent, Decision
 from climbrl.cards import mask_to_cards
-from climbrl.games.big2 import combos
 from climbrl.paths import CHARLESWORTH_WEIGHTS, charlesworth_weights_path, public_agent_missing
 
-OBS_SIZE = 412
-N_ACTIONS = 1695
-PASS_ACTION = 1694
+from .charlesworth_compiled import MAX_ACTIVE, N_ACTIONS, OBS_SIZE, PASS_ACTION, action_positions, encode_active
+
 WEIGHT_KEYS = ("fc1_w", "fc1_b", "fc2_w", "fc2_b", "pi_w", "pi_b", "fc3_w", "fc3_b", "vf_w", "vf_b")
 WEIGHT_SHAPES = {
     "fc1_w": (412, 512), "fc1_b": (512,), "fc2_w": (512, 256), "fc2_b": (256,),
@@ -59,21 +56,6 @@ WEIGHT_SHAPES = {
     "vf_w": (256, 1), "vf_b": (1,),
 }
 DEFAULT_WEIGHTS = CHARLESWORTH_WEIGHTS
-
-# prev-hand type slots 18..25. That engine also sets "full house" for a plain straight (in
-# the play to beat and in the types a player has played); we reproduce it, since the network
-# was trained on it.
-_TYPE_SLOT = {
-    combos.SINGLE: (0,), combos.PAIR: (1,), combos.TRIPLE: (2,), combos.TWO_PAIR: (3,),
-    combos.FOUR_OF_A_KIND: (4,), combos.STRAIGHT: (5, 7), combos.FLUSH: (6,),
-    combos.FULL_HOUSE: (7,), combos.STRAIGHT_FLUSH: (5, 6),
-}
-# types-played slots 21..26: pair, triple, 4-card hand, straight, flush, full house
-_PLAYED_SLOT = {
-    combos.PAIR: (0,), combos.TRIPLE: (1,), combos.TWO_PAIR: (2,), combos.FOUR_OF_A_KIND: (2,),
-    combos.STRAIGHT: (3, 5), combos.FLUSH: (4,), combos.FULL_HOUSE: (5,), combos.STRAIGHT_FLUSH: (3, 4),
-}
-
 
 class WeightsError(ValueError):
     """Missing, unreadable or mismatched weights."""
@@ -139,24 +121,6 @@ class CharlesworthNet(torch.nn.Module):
         return logits, value
 
 
-def action_positions() -> list[tuple[int, ...]]:
-    """The 1695 actions as hand positions, in that agent's order (its ``actionIndices.pkl``).
-
-    Hand positions index the hand sorted by card id, so cards of one rank sit at most 3 apart:
-    a pair or a triple spans at most 4 positions, a four-card hand is two such pairs, and every
-    5 of the 13 positions is an action (lexicographic order in each block).
-    """
-    n = 13
-    near = [(i, j) for i in range(n) for j in range(i + 1, min(i + 4, n))]
-    acts: list[tuple[int, ...]] = [(i,) for i in range(n)]
-    acts += near
-    acts += [(i, j, k) for i in range(n) for j in range(i + 1, n) for k in range(j + 1, min(i + 4, n))]
-    acts += [a + b for a in near for b in near if b[0] > a[1]]
-    acts += list(combinations(range(n), 5))
-    acts.append(())  # pass
-    return acts
-
-
 @lru_cache(maxsize=1)
 def action_table() -> dict[tuple[int, ...], int]:
     """positions tuple -> action index."""
@@ -176,81 +140,15 @@ def action_of(move: int, hand: int, table: dict[tuple[int, ...], int]) -> int:
         raise ValueError(f"move at hand positions {key} has no action in that agent's action space") from None
 
 
-def _deciding_card(mask: int, typ: int) -> tuple[int, int]:
-    """(rank, suit or -1) that the observation shows for the play to beat, as that engine does:
-    the highest card for most types; for a straight the rank of its middle card and for a full
-    house the rank of its triple, both without a suit."""
-    cards = mask_to_cards(mask)
-    if typ == combos.FULL_HOUSE:
-        ranks = [c >> 2 for c in cards]
-        return max(set(ranks), key=ranks.count), -1
-    if typ == combos.STRAIGHT:
-        return cards[2] >> 2, -1
-    return cards[-1] >> 2, cards[-1] & 3
-
-
 def encode(decision: Decision) -> np.ndarray:
-    """The 412-dim observation of the seat to act (layout in the module docstring)."""
-    obs = decision.observation
+    """The 412-dim observation of the seat to act (layout in the module docstring), from the
+    compiled encoder the rollouts use (:func:`~.charlesworth_compiled.encode_active`)."""
+    o = decision.observation
+    active = np.zeros(MAX_ACTIVE, dtype=np.int64)
+    n = encode_active(o.hand, o.seat, np.array(o.cards_left, dtype=np.int64), np.array(o.played, dtype=np.int64),
+                      np.array(o.types_played, dtype=np.int64), o.leading, o.to_beat, o.to_beat_type, o.passes, active)
     v = np.zeros(OBS_SIZE, dtype=np.float32)
-    hand = mask_to_cards(obs.hand)
-    rank_count = [0] * 13
-    suit_count = [0] * 4
-    for c in hand:
-        rank_count[c >> 2] += 1
-        suit_count[c & 3] += 1
-    in_run = [False] * 13
-    run = 0
-    for r in range(13):
-        run = run + 1 if rank_count[r] else 0
-        if run >= 5:
-            for k in range(r - run + 1, r + 1):
-                in_run[k] = True
-    for k, c in enumerate(hand):
-        base = 22 * k
-        r, s = c >> 2, c & 3
-        v[base + r] = 1
-        v[base + 13 + s] = 1
-        if rank_count[r] >= 2:
-            v[base + 17] = 1
-        if rank_count[r] >= 3:
-            v[base + 18] = 1
-        if rank_count[r] == 4:
-            v[base + 19] = 1
-        if in_run[r]:
-            v[base + 20] = 1
-        if suit_count[s] >= 5:
-            v[base + 21] = 1
-    seat = obs.seat
-    high = 0
-    for j in range(3):
-        other = (seat + 1 + j) % 4
-        base = 286 + 27 * j
-        left = obs.cards_left[other]
-        if left > 0:
-            v[base + left - 1] = 1
-        played = obs.played[other]
-        high |= played
-        for c in mask_to_cards(played >> 44):  # ids 44..51 here = 45..52 there (aces and twos)
-            v[base + 13 + c] = 1
-        types = obs.types_played[other]
-        for typ, slots in _PLAYED_SLOT.items():
-            if types >> typ & 1:
-                for sl in slots:
-                    v[base + 21 + sl] = 1
-    high |= obs.played[seat]
-    for c in mask_to_cards(high >> 36):  # queens, kings, aces, twos
-        v[367 + c] = 1
-    if obs.leading:
-        v[383 + 17] = 1
-    else:
-        rank, suit = _deciding_card(obs.to_beat, obs.to_beat_type)
-        v[383 + rank] = 1
-        if suit >= 0:
-            v[383 + 13 + suit] = 1
-        for sl in _TYPE_SLOT[obs.to_beat_type]:
-            v[383 + 18 + sl] = 1
-        v[383 + 26 + min(obs.passes, 2)] = 1
+    v[active[:n]] = 1.0
     return v
 
 

@@ -1,9 +1,10 @@
-"""The public Big 2 agent's network as compiled code, for rollouts and hand inference.
+"""The public Big 2 agent's observation, action space and network as compiled code.
 
 :class:`~climbrl.agents.external.charlesworth.CharlesworthAgent` plays the network through
-torch, one forward pass per batch of decisions, from a :class:`~climbrl.agents.base.Decision`.
-A rollout search needs the same policy thousands of times per decision, from bare arrays
-inside compiled loops, so this module rebuilds the two pieces in numba:
+torch, one forward pass per batch of decisions, from a :class:`~climbrl.agents.base.Decision`
+(its observation built by :func:`encode_active`, as here). A rollout search needs the same
+policy thousands of times per decision, from bare arrays inside compiled loops, so this module
+holds the pieces in numba:
 
 - :func:`encode_active`: the active entries of the 412-dim observation (it is binary, about 70
   of 412 entries are set), from the quantities a rollout tracks: the hand, every seat's cards
@@ -14,11 +15,15 @@ inside compiled loops, so this module rebuilds the two pieces in numba:
   found from the positions its cards take in the sorted hand, :data:`POS_ACTION`). The value
   head is not needed.
 
-The logits agree with the torch network's to float32 rounding at every decision of the public
-agent's own reference games and of random games (``tests/test_charlesworth_compiled.py``).
+The observation is the public agent's own at every decision of its reference games, and the
+logits agree with the torch network's to float32 rounding there and in random games
+(``tests/test_charlesworth_compiled.py``, ``tests/test_charlesworth_agent.py``). The action
+space (:func:`action_positions`) and the observation's type slots are that agent's.
 """
 
 from __future__ import annotations
+
+from itertools import combinations
 
 import numpy as np
 from numba import njit
@@ -26,7 +31,42 @@ from numba import njit
 from climbrl.games.big2 import combos
 from climbrl.games.big2.combos import _CACHE
 
-from .charlesworth import _PLAYED_SLOT, _TYPE_SLOT, N_ACTIONS, PASS_ACTION, action_positions
+OBS_SIZE = 412
+N_ACTIONS = 1695
+PASS_ACTION = 1694
+
+# prev-hand type slots 18..25. That engine also sets "full house" for a plain straight (in
+# the play to beat and in the types a player has played); we reproduce it, since the network
+# was trained on it.
+_TYPE_SLOT = {
+    combos.SINGLE: (0,), combos.PAIR: (1,), combos.TRIPLE: (2,), combos.TWO_PAIR: (3,),
+    combos.FOUR_OF_A_KIND: (4,), combos.STRAIGHT: (5, 7), combos.FLUSH: (6,),
+    combos.FULL_HOUSE: (7,), combos.STRAIGHT_FLUSH: (5, 6),
+}
+# types-played slots 21..26: pair, triple, 4-card hand, straight, flush, full house
+_PLAYED_SLOT = {
+    combos.PAIR: (0,), combos.TRIPLE: (1,), combos.TWO_PAIR: (2,), combos.FOUR_OF_A_KIND: (2,),
+    combos.STRAIGHT: (3, 5), combos.FLUSH: (4,), combos.FULL_HOUSE: (5,), combos.STRAIGHT_FLUSH: (3, 4),
+}
+
+
+def action_positions() -> list[tuple[int, ...]]:
+    """The 1695 actions as hand positions, in that agent's order (its ``actionIndices.pkl``).
+
+    Hand positions index the hand sorted by card id, so cards of one rank sit at most 3 apart:
+    a pair or a triple spans at most 4 positions, a four-card hand is two such pairs, and every
+    5 of the 13 positions is an action (lexicographic order in each block).
+    """
+    n = 13
+    near = [(i, j) for i in range(n) for j in range(i + 1, min(i + 4, n))]
+    acts: list[tuple[int, ...]] = [(i,) for i in range(n)]
+    acts += near
+    acts += [(i, j, k) for i in range(n) for j in range(i + 1, n) for k in range(j + 1, min(i + 4, n))]
+    acts += [a + b for a in near for b in near if b[0] > a[1]]
+    acts += list(combinations(range(n), 5))
+    acts.append(())  # pass
+    return acts
+
 
 MAX_ACTIVE = 128
 """Upper bound of the observation's active entries (13 x 7 for the hand, 3 x 15 for the others,
@@ -242,5 +282,5 @@ def legal_logits(w1, b1, w2, b2, wpi_t, bpi, active, n_active, hand, masks, n, o
         out[m] = acc
 
 
-__all__ = ["MAX_ACTIVE", "N_ACTIONS", "POS_ACTION", "compile_weights", "encode_active", "legal_logits",
-           "move_action"]
+__all__ = ["MAX_ACTIVE", "N_ACTIONS", "OBS_SIZE", "PASS_ACTION", "POS_ACTION", "action_positions", "compile_weights",
+           "encode_active", "legal_logits", "move_action"]
