@@ -380,7 +380,7 @@ def split_base(spec: str) -> tuple[str, str]:
 
 def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None = None,
                       base_weights: dict[str, np.ndarray] | None = None) -> SearchAgent:
-    """``search`` or ``search:S=48,K=10,rollout=heuristic,belief=0`` (any subset, any order;
+    """``search`` or ``search:S=48,K=10,rollout=heuristic,own=heuristic,belief=0`` (any subset, any order;
     ``rollouts=`` is another name for ``S=``). With ``ranker``, the spec may name the base
     policy it comes from (``checkpoint:PATH``, see :func:`split_base`)."""
     base, spec_rest = split_base(spec)
