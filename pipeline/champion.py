@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +146,8 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         if (key == "champion" or raw[key]) and not any(m.agent == raw[key] for m in matches.values()):
             raise ChampionParamsError(f"{path}: no match plays the {key.replace('_', ' ')} {raw[key]!r} (write its "
                                       f"spec, or the alias *{key}, as a match's agent)")
-    uses_base = [n for n, m in matches.items() if str(BASE / "policy.pt") in m.agent]
+    uses_base = [n for n, m in matches.items()
+                 if any(os.path.normpath(p) == os.path.normpath(BASE / "policy.pt") for p in _checkpoints(m.agent))]
     misplaced = [n for n in uses_base if seen[n] != "base_matches"]
     if misplaced:
         raise ChampionParamsError(f"{path}: {misplaced} play the base policy ({BASE / 'policy.pt'}): list them under "
@@ -174,9 +176,16 @@ def _external_missing(spec: str) -> str | None:
     from climbrl.paths import public_agent_missing
 
     name, _, arg = spec.partition(":")
-    needs = name == "charlesworth" or (name == "search" and any(
-        p.strip() in ("rollout=charlesworth", "own=charlesworth") for p in arg.split(",")))
+    knobs = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in arg.split(","))}
+    needs = name.strip() == "charlesworth" or (name.strip() == "search" and "charlesworth" in (
+        knobs.get("rollout"), knobs.get("own")))
     return public_agent_missing() if needs else None
+
+
+def _checkpoints(spec: str) -> list[Path]:
+    """The checkpoint paths an agent spec plays (``checkpoint:P`` or a search over one)."""
+    return [Path(part.strip()[len("checkpoint:"):].partition("#")[0]) for part in
+            spec.partition(":")[2].split(",") + [spec] if part.strip().startswith("checkpoint:")]
 
 
 def train_base(params: ChampionParams, out: str | Path = BASE, reports: str | Path = REPORTS) -> dict[str, Any]:

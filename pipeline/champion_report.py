@@ -143,9 +143,11 @@ def report(params: Any, reports: str | Path) -> Path:
     if checks:
         lines += ["", "## The issue's targets", "", "| match | target | measured | |", "|---|---|---|---|", *checks]
     lines += base
-    if champ_times:
-        slowest = max(t["max_cpu_s_per_decision"] for t in champ_times)
-        lines += ["", f"The champion's slowest timed decision: {slowest:.3f} s."]
+    for c in champions:
+        times = [(k, timing[k]) for k in champ if champ[k]["agent"] == c and "not_timed" not in timing[k]]
+        if times:
+            k, t = max(times, key=lambda kt: kt[1]["max_cpu_s_per_decision"])
+            lines += ["", f"`{c}`: its slowest timed decision took {t['max_cpu_s_per_decision']:.3f} s (match {k})."]
     _plot([{**played[k], "timing": timing[k],
              "match": f"{k} (champion)" if played[k]["agent"] in champions else k}
             for k in params.curve if k in played and "not_timed" not in timing[k]], reports / "champion.png")

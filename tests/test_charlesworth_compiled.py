@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from climbrl.agents import Decision, make_agent
-from climbrl.agents.external.charlesworth import N_ACTIONS, action_of, action_positions, action_table, encode
+from climbrl.agents.external.charlesworth import N_ACTIONS, action_of, action_positions, action_table
 from climbrl.agents.external.charlesworth_compiled import (
     MAX_ACTIVE,
     POS_ACTION,
@@ -70,6 +70,21 @@ def test_every_action_has_one_position_mask() -> None:
     assert sorted(int(a) for a in POS_ACTION if a >= 0) == list(range(N_ACTIONS))
     for i, pos in enumerate(positions):
         assert POS_ACTION[sum(1 << p for p in pos)] == i
+
+
+def test_observation_equals_an_independent_build_on_random_games() -> None:
+    """The compiled observation (the agent's and the rollouts') against a plain-Python one
+    written from the layout (``tests/charlesworth_oracle.py``); the recorded games check both
+    against the public agent's own engine when ``../shared`` is there."""
+    from tests.charlesworth_oracle import observation
+
+    n = 0
+    for d in _random_decisions(60, seed=4):
+        v = np.zeros(412, dtype=np.float32)
+        v[_active(d)] = 1.0
+        assert (v == observation(d.observation)).all()
+        n += 1
+    assert n > 3000
 
 
 def test_move_actions_equal_the_adapters_on_random_games() -> None:
@@ -128,8 +143,10 @@ def test_encoder_vectors_and_its_refusal_of_other_rules() -> None:
     decisions = list(_random_decisions(3, seed=5))
     states, moves, offsets = enc.encode(decisions)
     table = action_table()
+    from tests.charlesworth_oracle import observation
+
     for b, d in enumerate(decisions):
-        assert (states[b] == encode(d)).all()
+        assert (states[b] == observation(d.observation)).all()
         assert moves[offsets[b]:offsets[b + 1], 0].tolist() == [action_of(m, d.hand, table) for m in d.moves]
     paper = Big2Game("paper")
     hands = list(("3C 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2D",

@@ -52,9 +52,10 @@ def base_checkpoint(net, tmp_path_factory) -> str:
     return str(path)
 
 
-def _scratch(w):
+def _scratch(*ws):
+    """Scratch for rollouts with the networks ``ws`` (their layers' widest)."""
     return (np.empty(MAX_ACTIVE + 4, np.int64), np.empty(MAX_LEGAL_MOVES + 1, np.float32),
-            np.empty(max(w[1].shape[0], 1), np.float32), np.empty(max(w[3].shape[0], 1), np.float32))
+            np.empty(max(w[1].shape[0] for w in ws), np.float32), np.empty(max(w[3].shape[0] for w in ws), np.float32))
 
 
 def _record_of(s):
@@ -69,10 +70,9 @@ def _model_rollout(s, own, own_w, opp, opp_w, stream: int):
     cls, power, last_player, locked = trick_state(s.observation(seat))
     hands = np.array(s.hands, dtype=np.int64)
     buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
-    w = own_w if own == NETWORK else opp_w
     winner = model_rollout(hands, played, types, trick, seat, cls, power, last_player, locked, s.must, s.game.tables,
                            s.game.locks, seat, own, own_w, opp, opp_w, np.array([stream], dtype=np.uint64), buf,
-                           *_scratch(w))
+                           *_scratch(own_w, opp_w))
     return winner, hands.tolist()
 
 
@@ -91,34 +91,71 @@ def test_with_rule_agents_in_every_seat_it_is_the_plain_rollout() -> None:
             assert got == (want, hands.tolist())
 
 
-@pytest.mark.parametrize("own_net", [False, True])
-def test_with_a_network_it_plays_the_engine_game(net, own_net: bool) -> None:
+@pytest.fixture(scope="module")
+def wide_net() -> ActionHeadNet:
+    """A second network, of other widths (96 and 48 units)."""
+    return ActionHeadNet(412, 1, 96, value_head=True, generator=torch.Generator().manual_seed(12),
+                         n_actions=N_ACTIONS).eval()
+
+
+@pytest.mark.parametrize("seats", ["opponents", "all", "two networks"])
+def test_with_a_network_it_plays_the_engine_game(net, wide_net, seats: str) -> None:
     """The network seats of the rollout see the observation the engine would give them: playing
     the same position in the engine, each network decision made from the engine's own
-    observation with the same random stream, ends the game the same way."""
+    observation with the same random stream, ends the game the same way. "two networks": one
+    of 48 units in the agent's seat and one of 96 in the others (scratch sized for the wider)."""
     w = compile_weights(net.weights())
+    w_opp = compile_weights(wide_net.weights()) if seats == "two networks" else w
     heuristic = make_rule_agent("heuristic")
+    own = HEURISTIC if seats == "opponents" else NETWORK
     for seed in range(20):
         s = _play_to(CW, 900 + seed, steps=(3 * seed) % 30, policy="random")
         seat = s.current_player
-        own = NETWORK if own_net else HEURISTIC
-        want = _model_rollout(s, own, w, NETWORK, w, 77 + seed)
+        want = _model_rollout(s, own, w, NETWORK, w_opp, 77 + seed)
         stream = np.array([77 + seed], dtype=np.uint64)
-        scratch = _scratch(w)
+        scratch = _scratch(w, w_opp)
         while not s.is_terminal():
             d = Decision.from_state(s)
             p = s.current_player
             if len(d.moves) == 1:
                 k = 0
-            elif p == seat and not own_net:
+            elif p == seat and own == HEURISTIC:
                 k = heuristic.act(d, random.Random(0))
             else:
                 played, types, trick = _record_of(s)
                 k = _net_pick(d.hand, p, np.array(s.hands, dtype=np.int64), played, types, trick,
-                              0 if d.observation.leading else 1, np.array(d.moves, dtype=np.int64), len(d.moves), w,
-                              stream, *scratch)
+                              0 if d.observation.leading else 1, np.array(d.moves, dtype=np.int64), len(d.moves),
+                              w if p == seat else w_opp, stream, *scratch)
             s.apply(d.moves[k])
         assert want == (s.winner, s.hands)
+
+
+def test_the_rollout_stream_is_splitmix64() -> None:
+    """The networks' random stream: splitmix64 (Steele et al.; reference in plain Python),
+    the top 53 bits as a float in [0, 1)."""
+    from climbrl.agents.rollouts import _uniform
+
+    state, mask = 1234567, (1 << 64) - 1
+    stream = np.array([state], dtype=np.uint64)
+    for _ in range(1000):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        assert _uniform(stream) == (z >> 11) / 2.0 ** 53
+    assert int(stream[0]) == state
+
+
+def test_a_match_with_networks_in_the_rollouts_does_not_depend_on_the_worker_count(base_checkpoint) -> None:
+    from climbrl.agents.runner import deal_seeds
+    from climbrl.evaluate.match import deal_wins
+
+    spec = f"search:checkpoint:{base_checkpoint},S=4,K=3,own=base,rollout=base,belief=2"
+    seeds = deal_seeds(8, 4)
+    one = deal_wins(spec, ["heuristic"], rules="charlesworth", games=16, seed=3, workers=1, seeds=seeds)
+    two = deal_wins(spec, ["heuristic"], rules="charlesworth", games=16, seed=3, workers=2, seeds=seeds)
+    assert one == two
 
 
 def test_likelihood_of_the_true_deal_is_the_networks_probability_of_what_was_played(net) -> None:
@@ -162,8 +199,8 @@ def test_filtered_deals_are_likelier_than_uniform_ones(net, base_checkpoint) -> 
     d = Decision.from_state(s)
     rec = public_replay(d.observation, CW, record=True)
     filtered = replay_loglik(agent.deals(d, random.Random(1)), *rec, CW.tables, w).mean()
-    uniform = replay_loglik(sample_deals(d.observation, CW.rules.starting_card_id, random.Random(1), 128), *rec,
-                            CW.tables, w).mean()
+    uniform = replay_loglik(sample_deals(d.observation, CW.rules.starting_card_id, random.Random(2), 128), *rec,
+                            CW.tables, w).mean()  # another draw than the filter's pool
     assert filtered > uniform
 
 

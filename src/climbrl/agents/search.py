@@ -48,9 +48,11 @@ Choices, and why:
   *A trained base policy* (``search:checkpoint:PATH,...``, built by
   :func:`climbrl.learn.specs.make_agent`): the candidates are instead the top ``K`` moves by the
   checkpoint's scores (ties in the order of the legal moves), with the same pass rule; the
-  network sees the same decision the agent sees, so the fairness argument holds. The rollouts
-  stay compiled (a network in every seat of every rollout would cost far more than the 0.2 s a
-  decision may take): the network proposes, the heuristic rollouts decide.
+  network sees the same decision the agent sees, so the fairness argument holds. The study's
+  action-in networks score every legal move with a 512 x 512 layer, too slow for a rollout:
+  over one of them the network proposes and the compiled rollouts decide. A base policy of the
+  public agent's shape (an :class:`~climbrl.learn.network.ActionHeadNet`, one forward pass per
+  decision) can also play seats of the rollouts (``own=base``, ``rollout=base``, below).
 - *Rollouts.* One compiled function (numba, like the engine's move generator it calls) plays a
   whole game from arrays: four hands, the seat to act, the trick to beat (cls, power, its
   player), the lock-outs. Its turn logic is :class:`~climbrl.games.big2.state.Big2State`'s (a

@@ -14,7 +14,10 @@ match), collected in fixed chunks of deals whatever the number of worker process
 student's initial weights and minibatch order come from its own seeded generators. Decisions with
 one legal move teach nothing and are left out. The last ``holdout`` share of the games is kept
 out of training to measure how often the student picks the teacher's move on games it has not
-seen, after every epoch (a number of epochs is chosen on that curve, never on evaluation deals).
+seen, after every epoch (so that a number of epochs can be chosen on that curve, never on
+evaluation deals; a tie for the student's top move counts as the teacher's move when the
+teacher's is among the tied). ``train_accuracy`` is measured on the first 20,000 training
+decisions.
 Both phases' CPU seconds are recorded (the issue's training budget counts them).
 """
 

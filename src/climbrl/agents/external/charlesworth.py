@@ -44,10 +44,16 @@ import numpy as np
 import torch
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.agents.external.charlesworth_compiled import (
+    MAX_ACTIVE,
+    N_ACTIONS,
+    OBS_SIZE,
+    PASS_ACTION,
+    action_positions,
+    encode_active,
+)
 from climbrl.cards import mask_to_cards
 from climbrl.paths import CHARLESWORTH_WEIGHTS, charlesworth_weights_path, public_agent_missing
-
-from .charlesworth_compiled import MAX_ACTIVE, N_ACTIONS, OBS_SIZE, PASS_ACTION, action_positions, encode_active
 
 WEIGHT_KEYS = ("fc1_w", "fc1_b", "fc2_w", "fc2_b", "pi_w", "pi_b", "fc3_w", "fc3_b", "vf_w", "vf_b")
 WEIGHT_SHAPES = {

@@ -68,9 +68,9 @@ def action_positions() -> list[tuple[int, ...]]:
     return acts
 
 
-MAX_ACTIVE = 128
-"""Upper bound of the observation's active entries (13 x 7 for the hand, 3 x 15 for the others,
-16 high cards, 5 for the play to beat: 157 in theory; no reachable position sets 128)."""
+MAX_ACTIVE = 160
+"""Room for the observation's active entries: at most 13 x 7 for the hand, 3 x 15 for the
+others, 16 high cards and 5 for the play to beat (157)."""
 
 
 def _slot_bits(table: dict[int, tuple[int, ...]]) -> np.ndarray:
@@ -251,10 +251,16 @@ def move_action(hand, move):
 @njit(cache=_CACHE, fastmath=True)
 def legal_logits(w1, b1, w2, b2, wpi_t, bpi, active, n_active, hand, masks, n, out, h1, h2):
     """The network's logits of ``masks[:n]`` (moves from ``hand``) into ``out[:n]``, from the
-    observation's active entries ``active[:n_active]``; ``h1`` (float32[512]) and ``h2``
-    (float32[256]) are scratch."""
-    n1 = h1.shape[0]
-    n2 = h2.shape[0]
+    observation's active entries ``active[:n_active]``; ``h1`` and ``h2`` are scratch, at least
+    as wide as the network's two layers (a rollout with two networks passes the wider's).
+
+    ``fastmath``: the sums may be reassociated for SIMD, so the logits are reproducible on one
+    machine kind and agree with torch's to float32 rounding (torch's own kernels also differ in
+    the last bits between CPU families)."""
+    n1 = b1.shape[0]
+    n2 = b2.shape[0]
+    if h1.shape[0] < n1 or h2.shape[0] < n2:
+        raise ValueError("legal_logits: scratch narrower than the network's layers")
     for j in range(n1):
         h1[j] = b1[j]
     for i in range(n_active):
