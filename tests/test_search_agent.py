@@ -98,7 +98,7 @@ def test_the_exchange_test_catches_an_agent_that_peeks() -> None:
     def cheat(state: Big2State) -> int:
         d = Decision.from_state(state)
         cand = agent.candidates_of(d)
-        wins, cards = agent.score(d, cand, np.array([state.hands], dtype=np.int64))
+        wins, cards, _ = agent.score(d, cand, np.array([state.hands], dtype=np.int64))
         return int(cand[best_candidate(wins, cards)])
 
     moved = 0

@@ -386,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_moves)
 
     agents = ("random, greedy, heuristic, aggressive, conservative, charlesworth[:sample|:greedy], "
-              "search[:S=48,K=10,rollout=heuristic,own=..,belief=0]")
+              "search[:S=48,K=10,rollout=heuristic,own=..,belief=0,value=win]")
     games = ("big2", "doudizhu")
     e = sub.add_parser("evaluate", help="an agent against the other seats' opponents, every seat, duplicate deals")
     e.add_argument("--game", default="big2", choices=games, help="the game (default big2)")

@@ -1,7 +1,7 @@
 """Rule agents by name: ``random``, ``greedy``, ``heuristic``, ``aggressive``, ``conservative``,
 ``charlesworth[:sample|:greedy]``, ``rlcard-rule`` (RLCard's Dou Dizhu rule agent, optional extra
 ``rlcard``: :mod:`climbrl.agents.external.rlcard_rule`), and the rollout search over the heuristic
-or greedy policy, ``search[:S=48,K=10,rollout=heuristic,own=..,belief=0]`` (:mod:`climbrl.agents.search`).
+or greedy policy, ``search[:S=48,K=10,rollout=heuristic,own=..,belief=0,value=win]`` (:mod:`climbrl.agents.search`).
 
 ``heuristic``, ``aggressive`` and ``conservative`` name one agent per game: Big 2's
 (:mod:`climbrl.agents.heuristic`) for ``big2`` (and for any game that is not Dou Dizhu, which

@@ -117,17 +117,43 @@ def _play(hands, player, m, typ, power, last_cls, last_power, last_player, locke
 
 
 @njit(cache=_CACHE)
+def _seat_return(hands, seat, pen):
+    """``seat``'s return at the end of a game under card scoring (``pen[n]``: what a loser
+    holding ``n`` cards pays): the winner, the seat with no cards, collects what the others pay."""
+    n = _popcount(hands[seat])
+    if n > 0:
+        return -pen[n]
+    total = 0
+    for p in range(4):
+        if p != seat:
+            total += pen[_popcount(hands[p])]
+    return total
+
+
+@njit(cache=_CACHE)
+def _points(hands, seat, partner, pen):
+    """The return of ``seat`` at the end of a game, plus its partner's (``partner`` >= 0)."""
+    r = _seat_return(hands, seat, pen)
+    if partner >= 0:
+        r += _seat_return(hands, partner, pen)
+    return r
+
+
+@njit(cache=_CACHE)
 def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
-                  locked, t, locks, policy):
-    """(wins, cards left) of each candidate summed over the deals (``deals[s]``: four hands with
-    the agent's own in ``seat``): the candidate is played, then the game rolled out. (The rule
-    agents' path: :func:`model_search_scores` does the same with a network in some seat, and
-    also tracks the public record a network reads, which this one, the champion's hot loop under
-    paper rules, does not pay for.)"""
+                  locked, t, locks, policy, pen, partner):
+    """(wins, cards left, points) of each candidate summed over the deals (``deals[s]``: four
+    hands with the agent's own in ``seat``): the candidate is played, then the game rolled out.
+    Points: the agent's return under card scoring (``pen``, see :func:`_seat_return`), plus
+    the seat ``partner``'s when it is >= 0 (a team match). (The rule agents' path:
+    :func:`model_search_scores` does the same with a network in some seat, and also tracks the
+    public record a network reads, which this one, the champion's hot loop under paper rules,
+    does not pay for.)"""
     n_deals = deals.shape[0]
     k = cand_masks.shape[0]
     wins = np.zeros(k, dtype=np.int64)
     cards = np.zeros(k, dtype=np.int64)
+    points = np.zeros(k, dtype=np.int64)
     buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
     hands = np.empty(4, dtype=np.int64)
     for s in range(n_deals):
@@ -138,12 +164,14 @@ def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, la
                                               last_cls, last_power, last_player, locked, locks)
             if won:
                 wins[c] += 1
+                points[c] += _points(hands, seat, partner, pen)
                 continue
             winner = rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
             if winner == seat:
                 wins[c] += 1
             cards[c] += _popcount(hands[seat])
-    return wins, cards
+            points[c] += _points(hands, seat, partner, pen)
+    return wins, cards, points
 
 
 # --- rollouts with a model of the public agent in the opponents' seats -----------------------------
@@ -250,13 +278,14 @@ def model_rollout(hands, played, types, trick, player, last_cls, last_power, las
 
 @njit(cache=_CACHE)
 def model_search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
-                        locked, played0, types0, trick0, t, locks, own, own_w, opp, opp_w, seeds):
+                        locked, played0, types0, trick0, t, locks, own, own_w, opp, opp_w, seeds, pen, partner):
     """:func:`search_scores` with :func:`model_rollout`: the rollouts of deal ``s`` draw from
     the stream seeded ``seeds[s]``, the same for every candidate (common random numbers)."""
     n_deals = deals.shape[0]
     k = cand_masks.shape[0]
     wins = np.zeros(k, dtype=np.int64)
     cards = np.zeros(k, dtype=np.int64)
+    points = np.zeros(k, dtype=np.int64)
     buf = np.empty((3, MAX_LEGAL_MOVES + 1), dtype=np.int64)
     hands = np.empty(4, dtype=np.int64)
     played = np.empty(4, dtype=np.int64)
@@ -283,6 +312,7 @@ def model_search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_c
                                               last_cls, last_power, last_player, locked, locks)
             if won:
                 wins[c] += 1
+                points[c] += _points(hands, seat, partner, pen)
                 continue
             if lc == 0:
                 trick[0] = 0
@@ -293,7 +323,8 @@ def model_search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_c
             if winner == seat:
                 wins[c] += 1
             cards[c] += _popcount(hands[seat])
-    return wins, cards
+            points[c] += _points(hands, seat, partner, pen)
+    return wins, cards, points
 
 
 @njit(cache=_CACHE)

@@ -1,4 +1,4 @@
-"""Determinized one-step rollout search for Big 2 (``search[:S=..,K=..,rollout=..,own=..,belief=..]``).
+"""Determinized one-step rollout search for Big 2 (``search[:S=..,K=..,rollout=..,own=..,belief=..,value=..]``).
 
 At each decision with a real choice the agent
 
@@ -9,7 +9,9 @@ At each decision with a real choice the agent
    base policy in every seat (compiled: :mod:`climbrl.agents.rollouts`), the same deals for
    every candidate (common random numbers);
 4. plays the candidate with the **most wins**, then the **fewest cards left** (summed over the
-   samples), then the better rank in the base policy's order.
+   samples), then the better rank in the base policy's order (``value=win``, the default; or
+   the **highest return** under the rules' card scoring, ``value=score``, or its team's,
+   ``value=team``: see *Scores* below).
 
 Choices, and why:
 
@@ -74,6 +76,14 @@ Choices, and why:
   collapse on one or two of the drawn deals.
 - *Scores.* Win = the agent's seat goes out first (the match's criterion under every preset);
   the tie-break is the agent's cards left at the end, the quantity the card-count presets score.
+  Under card scoring (``standard``, ``charlesworth``) a game is worth more than its winner:
+  ``value=score`` plays the candidate of the highest summed return of the agent's seat at the
+  rollouts' ends (each loser pays :meth:`~climbrl.games.big2.rules.Rules.card_penalty` of its
+  cards left, the winner collects), then most wins, then fewest cards; ``value=team`` adds
+  the return of the seat across the table, for a team match (two of the agent in seats 0 and
+  2, or 1 and 3): holding back so that the partner goes out is then worth as much as going
+  out. Which seats are partners is part of the match, not of the hidden cards, so the fairness
+  argument holds. Under rank rewards the value is the place, not a score: refused.
 - *Shortcuts.* No search when there is one legal move or a move plays out the whole hand (the
   heuristic's forced moves), or when ``K`` = 1 (the base policy's move); such a decision draws
   nothing from ``rng``.
@@ -109,6 +119,8 @@ from climbrl.agents.rollouts import (
 from climbrl.games.big2.combos import classify_mask
 
 ROLLOUT_POLICIES = ("heuristic", "greedy", "charlesworth", "base")
+VALUES = ("win", "score", "team")
+"""What a candidate is chosen by (see *Scores* in the module docstring)."""
 """Policies of the rollouts' seats: two rule agents and two networks of the public agent's shape (its
 own weights, or the trained base policy's)."""
 BELIEF_TEMPERATURE = 0.1
@@ -233,12 +245,15 @@ def trick_state(obs) -> tuple[int, int, int, int]:
     return int(cls), int(obs.to_beat_power), int(obs.to_beat_player), int(obs.locked_out)
 
 
-def best_candidate(wins: np.ndarray, cards: np.ndarray) -> int:
+def best_candidate(wins: np.ndarray, cards: np.ndarray, points: np.ndarray | None = None) -> int:
     """The position of the best candidate: most wins, then fewest cards left, then the first
-    (the base policy's order)."""
+    (the base policy's order); with ``points``, the most points first."""
+    def key(j: int) -> tuple:
+        return (int(points[j]) if points is not None else 0, int(wins[j]), -int(cards[j]))
+
     best = 0
     for j in range(1, len(wins)):
-        if wins[j] > wins[best] or (wins[j] == wins[best] and cards[j] < cards[best]):
+        if key(j) > key(best):
             best = j
     return best
 
@@ -251,13 +266,15 @@ class SearchAgent(Agent):
 
     def __init__(self, samples: int = 48, candidates: int = 10, rollout: str = "heuristic",
                  belief: int = 0, ranker: Callable[[Decision], np.ndarray] | None = None,
-                 base: str = "", own: str = "", base_weights: dict[str, np.ndarray] | None = None) -> None:
+                 base: str = "", own: str = "", base_weights: dict[str, np.ndarray] | None = None,
+                 value: str = "win") -> None:
         """``ranker``: the base policy's score of each legal move of a decision (its name:
         ``base``), which then orders the candidates instead of the heuristic's ranking.
         ``rollout``: the opponents' policy in the rollouts (and the belief filter's model);
         ``own``: the agent's own seat's (default: the rollout policy when it is a rule agent,
         else the heuristic). ``base_weights``: the base policy's network when it has the public
-        agent's shape (:class:`~climbrl.learn.network.ActionHeadNet`), which ``base`` plays."""
+        agent's shape (:class:`~climbrl.learn.network.ActionHeadNet`), which ``base`` plays.
+        ``value``: what a candidate is chosen by (:data:`VALUES`)."""
         if samples < 1 or candidates < 1:
             raise ValueError(f"search needs S >= 1 and K >= 1, got S={samples}, K={candidates}")
         own = own or (rollout if rollout in ("heuristic", "greedy") else "heuristic")
@@ -267,6 +284,8 @@ class SearchAgent(Agent):
             if name == "base" and base_weights is None:
                 raise ValueError(f"{what}=base plays the base policy's network in the rollouts: name a checkpoint "
                                  "trained with the big2-charlesworth encoder (search:checkpoint:PATH,...)")
+        if value not in VALUES:
+            raise ValueError(f"value {value!r} (choose from {', '.join(VALUES)})")
         if belief == 1 or belief < 0:
             raise ValueError(f"belief=M draws M x S deals to filter: M >= 2 (or 0: off), got {belief}")
         self.samples = samples
@@ -274,6 +293,7 @@ class SearchAgent(Agent):
         self.rollout = rollout
         self.own = own
         self.belief = belief
+        self.value = value
         self.ranker = ranker
         nets = {}
         if "charlesworth" in (rollout, own):
@@ -293,7 +313,8 @@ class SearchAgent(Agent):
         self.own_w = nets.get(own, DUMMY_WEIGHTS)
         default_own = rollout if rollout in ("heuristic", "greedy") else "heuristic"
         self.name = (f"search:{base + ',' if base else ''}S={samples},K={candidates},rollout={rollout}"
-                     + (f",own={own}" if own != default_own else "") + (f",belief={belief}" if belief else ""))
+                     + (f",own={own}" if own != default_own else "") + (f",belief={belief}" if belief else "")
+                     + (f",value={value}" if value != "win" else ""))
 
     def candidates_of(self, d: Decision) -> np.ndarray:
         """Indices (into ``d.moves``) of the moves to score, best first."""
@@ -342,14 +363,16 @@ class SearchAgent(Agent):
         seeds = None
         if self.compiled:  # the networks sample: one stream per deal, drawn after the deals
             seeds = np.array([rng.getrandbits(63) for _ in range(len(deals))], dtype=np.int64)
-        wins, cards = self.score(d, cand, deals, seeds)
-        return int(cand[best_candidate(wins, cards)])
+        wins, cards, points = self.score(d, cand, deals, seeds)
+        return int(cand[best_candidate(wins, cards, None if self.value == "win" else points)])
 
     def score(self, d: Decision, cand: np.ndarray, deals: np.ndarray,
-              seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(wins, cards left) of each candidate over ``deals`` (``seeds``: with a network in the
-        rollouts, the stream of each deal's rollouts; default all zero)."""
+              seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(wins, cards left, points) of each candidate over ``deals`` (``seeds``: with a network
+        in the rollouts, the stream of each deal's rollouts; default all zero). Points: the
+        returns of :data:`value` (zero with ``value=win``)."""
         cls, power, last_player, locked = trick_state(d.observation)
+        pen, partner = self.scoring(d)
         c_masks = np.array([d.moves[i] for i in cand], dtype=np.int64)
         c_types = np.array([d.types[i] for i in cand], dtype=np.int64)
         c_powers = np.array([d.powers[i] for i in cand], dtype=np.int64)
@@ -362,9 +385,21 @@ class SearchAgent(Agent):
                 d.seat, deals, c_masks, c_types, c_powers, cls, power, last_player, locked,
                 np.array(obs.played, dtype=np.int64), np.array(obs.types_played, dtype=np.int64),
                 np.array(trick, dtype=np.int64), d.game.tables, bool(d.game.locks),
-                self.own_policy, self.own_w, self.policy, self.opp_w, seeds)
+                self.own_policy, self.own_w, self.policy, self.opp_w, seeds, pen, partner)
         return search_scores(d.seat, deals, c_masks, c_types, c_powers, cls, power, last_player, locked,
-                             d.game.tables, bool(d.game.locks), self.policy)
+                             d.game.tables, bool(d.game.locks), self.policy, pen, partner)
+
+    def scoring(self, d: Decision) -> tuple[np.ndarray, int]:
+        """``(pen, partner)`` for the rollouts' points: what a loser holding ``n`` cards pays
+        (all zero with ``value=win``) and the partner's seat (-1: none)."""
+        rules = d.game.rules
+        if self.value == "win":
+            return np.zeros(14, dtype=np.int64), -1
+        if rules.reward != "cards":
+            raise ValueError(f"{self.name}: value={self.value} scores the rules' card-count returns; rules "
+                             f"{rules.name!r} reward by place ({rules.reward!r}): use value=win")
+        pen = np.array([rules.card_penalty(n) for n in range(14)], dtype=np.int64)
+        return pen, (d.seat + 2) % 4 if self.value == "team" else -1
 
 
 def split_base(spec: str) -> tuple[str, str]:
@@ -382,7 +417,7 @@ def split_base(spec: str) -> tuple[str, str]:
 
 def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None = None,
                       base_weights: dict[str, np.ndarray] | None = None) -> SearchAgent:
-    """``search`` or ``search:S=48,K=10,rollout=heuristic,own=heuristic,belief=0`` (any subset, any order;
+    """``search`` or ``search:S=48,K=10,rollout=heuristic,own=heuristic,belief=0,value=win`` (any subset, any order;
     ``rollouts=`` is another name for ``S=``). With ``ranker``, the spec may name the base
     policy it comes from (``checkpoint:PATH``, see :func:`split_base`)."""
     base, spec_rest = split_base(spec)
@@ -392,16 +427,16 @@ def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None
     _, _, arg = spec_rest.partition(":")
     kw: dict[str, int | str] = {}
     names = {"S": "samples", "rollouts": "samples", "K": "candidates", "rollout": "rollout", "own": "own",
-             "belief": "belief"}
+             "belief": "belief", "value": "value"}
     for part in filter(None, arg.split(",")):
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq or key not in names:
             raise ValueError(f"agent {spec!r}: search takes checkpoint:PATH, S= (or rollouts=), K=, rollout=, "
-                             f"own=, belief= (got {part!r})")
+                             f"own=, belief=, value= (got {part!r})")
         if names[key] in kw:
             raise ValueError(f"agent {spec!r}: {key} given twice")
-        if key in ("rollout", "own"):
+        if key in ("rollout", "own", "value"):
             kw[names[key]] = value.strip()
         else:
             try:
@@ -415,4 +450,4 @@ def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None
 
 
 __all__ = ["SearchAgent", "parse_search_spec", "split_base", "best_candidate", "sample_deals", "public_replay",
-           "trick_state", "ROLLOUT_POLICIES", "HEURISTIC", "GREEDY", "NETWORK"]
+           "trick_state", "ROLLOUT_POLICIES", "VALUES", "HEURISTIC", "GREEDY", "NETWORK"]

@@ -101,6 +101,15 @@ class Rules:
             return float(sum(self.rank_rewards))
         return 0.0
 
+    def card_penalty(self, cards_left: int) -> int:
+        """What a loser holding ``cards_left`` cards pays under ``cards`` scoring (the cards
+        times the multiplier of the largest threshold reached, else 1)."""
+        mult = 1
+        for threshold, m in self.card_multipliers:
+            if cards_left >= threshold:
+                mult = max(mult, m)
+        return cards_left * mult
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["straight_lengths"] = list(self.straight_lengths)

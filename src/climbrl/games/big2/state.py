@@ -282,11 +282,7 @@ class Big2State:
         left = self.cards_left()
         for s in range(NUM_PLAYERS):
             if s != self.winner:
-                mult = 1
-                for threshold, m in rules.card_multipliers:
-                    if left[s] >= threshold:
-                        mult = max(mult, m)
-                out[s] = -float(left[s] * mult)
+                out[s] = -float(rules.card_penalty(left[s]))
         out[self.winner] = -sum(out)
         return out
 
