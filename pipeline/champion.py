@@ -84,12 +84,15 @@ class ChampionParams:
     curve: tuple[str, ...]
     public_champion: str = ""
     """The champion under the public agent's rules (``charlesworth``), a search over the base policy."""
+    team_champion: str = ""
+    """Two of it against two of the public agent (a team match): the public champion choosing by its
+    team's return (``value=team``)."""
     base: dict[str, Any] | None = None
     """The base policy's imitation settings (:class:`climbrl.learn.imitation.ImitationConfig` fields)."""
 
     @property
     def champions(self) -> tuple[str, ...]:
-        return tuple(c for c in (self.champion, self.public_champion) if c)
+        return tuple(c for c in (self.champion, self.public_champion, self.team_champion) if c)
 
 
 def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
@@ -99,9 +102,11 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         raise ChampionParamsError(f"{path}: not a mapping")
     keys = {"champion", "public_champion", "rules", "deal_set", "seat_seed", "workers", "timing_deals", "base",
             "matches", "study_matches", "base_matches", "curve"}
-    if set(raw) != keys:
-        raise ChampionParamsError(f"{path}: fields {sorted(keys)} expected, missing {sorted(keys - set(raw))}, "
-                                  f"unknown {sorted(set(raw) - keys)}")
+    optional = {"team_champion"}
+    if not keys <= set(raw) <= keys | optional:
+        raise ChampionParamsError(f"{path}: fields {sorted(keys)} expected (and optionally {sorted(optional)}), "
+                                  f"missing {sorted(keys - set(raw))}, unknown {sorted(set(raw) - keys - optional)}")
+    raw.setdefault("team_champion", "")
     ints = {}
     for k, low in (("seat_seed", 0), ("workers", 1), ("timing_deals", 0)):
         v = raw[k]
@@ -142,10 +147,12 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     if any(matches[c].team for c in curve) or len({(matches[c].opponent, matches[c].rules) for c in curve}) > 1:
         raise ChampionParamsError(f"{path}: curve: matches of one opponent under one rule set, none a team match "
                                   f"(the figure's y axis is one win rate), got {list(curve)}")
-    for key in ("champion", "public_champion"):
-        if (key == "champion" or raw[key]) and not any(m.agent == raw[key] for m in matches.values()):
-            raise ChampionParamsError(f"{path}: no match plays the {key.replace('_', ' ')} {raw[key]!r} (write its "
-                                      f"spec, or the alias *{key}, as a match's agent)")
+    for key in ("champion", "public_champion", "team_champion"):
+        if (key == "champion" or raw[key]) and not any(m.agent == raw[key] and m.team == (key == "team_champion")
+                                                       for m in matches.values()):
+            raise ChampionParamsError(f"{path}: no {'team ' if key == 'team_champion' else ''}match plays the "
+                                      f"{key.replace('_', ' ')} {raw[key]!r} (write its spec, or the alias *{key}, "
+                                      "as a match's agent)")
     uses_base = [n for n, m in matches.items()
                  if any(os.path.normpath(p) == os.path.normpath(BASE / "policy.pt") for p in _checkpoints(m.agent))]
     misplaced = [n for n in uses_base if seen[n] != "base_matches"]
@@ -153,7 +160,8 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         raise ChampionParamsError(f"{path}: {misplaced} play the base policy ({BASE / 'policy.pt'}): list them under "
                                   "base_matches (their stages depend on it)")
     return ChampionParams(str(raw["champion"]), str(raw["rules"]), str(raw["deal_set"]), matches=matches,
-                          curve=curve, public_champion=str(raw["public_champion"] or ""), base=base, **ints)
+                          curve=curve, public_champion=str(raw["public_champion"] or ""),
+                          team_champion=str(raw["team_champion"] or ""), base=base, **ints)
 
 
 def _base_params(raw: Any, workers: Any, path: str | Path) -> dict[str, Any]:

@@ -196,6 +196,8 @@ def test_paired_difference() -> None:
     ({"matches": {"m": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3, "team": "yes"}}},
      "team must be true or false"),
     ({"public_champion": "search:S=6,K=3"}, "no match plays the public champion"),
+    ({"team_champion": "search:S=4,K=3"}, "no team match plays the team champion"),
+    ({"team_champions": "search:S=4,K=3"}, "unknown \\['team_champions'\\]"),
     ({"base": {"teacher": "heuristic", "games": 2}}, "base: imitation games must be at least 4"),
     ({"base": {"teacher": "heuristic", "rules": "paper"}}, "base must be a mapping of"),
     ({"base_matches": {"heuristic": {"agent": "heuristic", "opponent": "random", "deals": 2}}}, "named in both"),
@@ -230,6 +232,8 @@ def test_the_repositorys_champion_pipeline_declares_every_match(tmp_path) -> Non
     assert "runs/champion/base/policy.pt" in stages["base-match"]["do"]["deps"]
     assert "runs/champion/base" in stages["base"]["outs"]
     assert params.matches["public-base"].agent == params.public_champion
+    team = params.matches["public-team-value"]
+    assert team.team and team.agent == params.team_champion == params.public_champion + ",value=team"
     # the champion is reported on the study's versioned deals (written by the main pipeline's seeds
     # stage: rebuilt here, a fresh clone has no data/), not on the tuning matches' (seed 12)
     from pipeline.stages import SEEDS, make_seeds
