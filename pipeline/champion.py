@@ -266,10 +266,11 @@ def time_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     deals = min(params.timing_deals, m.deals)
     if "not_run" in played:
         record["not_timed"] = f"the match did not run: {played['not_run']}"
-    elif m.team:
-        record["not_timed"] = "a team match (its agent's seconds are those of its other matches)"
     elif not deals:
         record["not_timed"] = "timing_deals is 0"
+    elif m.team:  # the agent's seat timed, its partner a copy of it; no per-deal record to check the games against
+        t = decision_seconds(m.agent, [m.opponent, m.agent, m.opponent], m.rules, seeds[:deals], params.seat_seed)
+        record.update({**t, "opponent": m.opponent, "team": True})
     else:
         t = decision_seconds(m.agent, m.opponent, m.rules, seeds[:deals], params.seat_seed)
         expected = sum(int(c) for c in played["deal_wins"][:deals])

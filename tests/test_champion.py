@@ -129,6 +129,11 @@ def test_a_team_match_scores_the_two_seats_across_the_table(tmp_path) -> None:
         assert seating[(seat + 2) % 4].name == agent.name  # the partner: another copy of the agent
         assert {seating[(seat + 1) % 4].name, seating[(seat + 3) % 4].name} == {"heuristic"}
         assert row == [st.result().returns[(seat + j) % 4] for j in range(4)]
+    # its decisions are timed in the same games (the agent's seat; the partner a copy of it)
+    from climbrl.evaluate.decision_time import decision_seconds
+
+    t = decision_seconds("search:S=4,K=3", team, "paper", seeds, 1)
+    assert t["games"] == 12 and t["wins"] == sum(row[0] == 1.0 for row in rows) and t["decisions"] > 0
     # the heuristic in all four seats plays each deal's game alike from every seat: the two teams'
     # scores cancel deal by deal, exactly parity
     params = ch.load_champion_params(_params(tmp_path, matches={
@@ -137,7 +142,9 @@ def test_a_team_match_scores_the_two_seats_across_the_table(tmp_path) -> None:
     r = ch.play_match("team", params, tmp_path / "reports")
     assert r["team"] and r["games"] == 12
     assert r["team_score"] == pytest.approx(0, abs=1e-12) and r["team_score_high"] - r["team_score_low"] < 1e-12
-    assert "a team match" in ch.time_match("team", params, tmp_path / "reports")["not_timed"]
+    t = ch.time_match("team", params, tmp_path / "reports")
+    assert t["team"] and t["opponent"] == "heuristic" and t["games"] == 4 * min(params.timing_deals, 3)
+    assert t["cpu_s_per_decision"] > 0
 
 
 def test_a_team_match_needs_zero_sum_rules(tmp_path, monkeypatch) -> None:

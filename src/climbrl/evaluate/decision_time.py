@@ -47,11 +47,13 @@ class _Timed(Agent):
         return k
 
 
-def decision_seconds(agent_spec: str, opponent: str, rules: str, seeds: Sequence[int], match_seed: int = 0,
-                     game: str = "big2") -> dict[str, Any]:
+def decision_seconds(agent_spec: str, opponent: str | Sequence[str], rules: str, seeds: Sequence[int],
+                     match_seed: int = 0, game: str = "big2") -> dict[str, Any]:
     """CPU seconds per decision of ``agent_spec`` over the games of ``seeds`` (each from every
-    seat) against copies of ``opponent``: mean, median, 95th percentile and max, over all its
-    decisions and over its searched ones; ``wins`` is the agent's wins in those games (the
+    seat) against copies of ``opponent`` (or one opponent per other seat, as
+    :func:`~climbrl.evaluate.match.run_match` takes them; a seat naming the agent's own spec
+    plays a copy of it, untimed: a team match): mean, median, 95th percentile and max, over all
+    its decisions and over its searched ones; ``wins`` is the agent's wins in those games (the
     match's, so a caller can check it against the match)."""
     from climbrl.evaluate.match import duplicate_seatings, game_name, opponent_list
 
@@ -60,8 +62,9 @@ def decision_seconds(agent_spec: str, opponent: str, rules: str, seeds: Sequence
     name = game_name(game, rules)
     g = make_game(name)
     n = g.num_players
-    agent, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponent_list([opponent], n),
-                                                                    match_seed, 0, seeds, name, n)
+    opponents = opponent_list([opponent] if isinstance(opponent, str) else opponent, n)
+    agent, seatings, deal_list, seat_seed_list = duplicate_seatings(agent_spec, opponents, match_seed, 0, seeds,
+                                                                    name, n)
     stats = {"rollouts": 0, "search_cpu": 0.0}
     score = getattr(agent, "score", None)
     if score is not None:
@@ -82,7 +85,8 @@ def decision_seconds(agent_spec: str, opponent: str, rules: str, seeds: Sequence
             states += play_games(g, [[timed if a is agent else a for a in seating]], [ds], [ss])
     cpu, searched = timed.cpu, timed.searched
     out: dict[str, Any] = {
-        "agent": agent_spec, "opponent": opponent, "rules": rules, "deals": len(seeds), "games": len(states),
+        "agent": agent_spec, "opponent": opponent if isinstance(opponent, str) else list(opponent), "rules": rules,
+        "deals": len(seeds), "games": len(states),
         "wins": sum(i % n in st.result().winners for i, st in enumerate(states)), "decisions": len(cpu),
         "cpu_s_per_decision": statistics.fmean(cpu),
         "median_cpu_s_per_decision": statistics.median(cpu),
