@@ -150,7 +150,7 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     for key in ("champion", "public_champion", "team_champion"):
         if (key == "champion" or raw[key]) and not any(m.agent == raw[key] and m.team == (key == "team_champion")
                                                        for m in matches.values()):
-            raise ChampionParamsError(f"{path}: no {'team ' if key == 'team_champion' else ''}match plays the "
+            raise ChampionParamsError(f"{path}: no {'team' if key == 'team_champion' else 'non-team'} match plays the "
                                       f"{key.replace('_', ' ')} {raw[key]!r} (write its spec, or the alias *{key}, "
                                       "as a match's agent)")
     uses_base = [n for n, m in matches.items()

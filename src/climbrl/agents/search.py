@@ -83,7 +83,9 @@ Choices, and why:
   the return of the seat across the table, for a team match (two of the agent in seats 0 and
   2, or 1 and 3): holding back so that the partner goes out is then worth as much as going
   out. Which seats are partners is part of the match, not of the hidden cards, so the fairness
-  argument holds. Under rank rewards the value is the place, not a score: refused.
+  argument holds. The partner is still modelled as the other seats are (``rollout=``, in the
+  rollouts and the belief filter), not as a copy of the agent: a modelling gap, measured as it
+  is. Under rank rewards the value is the place, not a score: refused at the first decision.
 - *Shortcuts.* No search when there is one legal move or a move plays out the whole hand (the
   heuristic's forced moves), or when ``K`` = 1 (the base policy's move); such a decision draws
   nothing from ``rng``.
@@ -119,10 +121,10 @@ from climbrl.agents.rollouts import (
 from climbrl.games.big2.combos import classify_mask
 
 ROLLOUT_POLICIES = ("heuristic", "greedy", "charlesworth", "base")
-VALUES = ("win", "score", "team")
-"""What a candidate is chosen by (see *Scores* in the module docstring)."""
 """Policies of the rollouts' seats: two rule agents and two networks of the public agent's shape (its
 own weights, or the trained base policy's)."""
+VALUES = ("win", "score", "team")
+"""What a candidate is chosen by (see *Scores* in the module docstring)."""
 BELIEF_TEMPERATURE = 0.1
 """Belief filter with a network as the opponent model: a deal's weight is its likelihood to this power."""
 EPS = 0.1
@@ -353,6 +355,7 @@ class SearchAgent(Agent):
         if self.compiled and d.game.rules.name != "charlesworth":
             raise ValueError(f"{self.name}: a network of the public agent's shape plays only under the 'charlesworth' "
                              f"rules preset (its observation and action space), not {d.game.rules.name!r}")
+        self.scoring(d)  # refuses a value the rules do not score, before any shortcut
         masks = np.array(d.moves, dtype=np.int64)
         if forced_move(d.hand, masks) >= 0:
             return int(forced_move(d.hand, masks))
@@ -370,7 +373,7 @@ class SearchAgent(Agent):
               seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(wins, cards left, points) of each candidate over ``deals`` (``seeds``: with a network
         in the rollouts, the stream of each deal's rollouts; default all zero). Points: the
-        returns of :data:`value` (zero with ``value=win``)."""
+        returns of :attr:`value` (zero with ``value=win``)."""
         cls, power, last_player, locked = trick_state(d.observation)
         pen, partner = self.scoring(d)
         c_masks = np.array([d.moves[i] for i in cand], dtype=np.int64)
