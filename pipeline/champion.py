@@ -286,8 +286,7 @@ def _team_match(m: Match, params: ChampionParams, seeds: list[int], game: Any) -
     2 against 1 and 3, then swapped: every deal from every seat): the team's score per game (its
     two seats' returns summed; the rules are zero-sum, so 0 is parity), with a 95% interval over
     the deals' means (a deal's games are not independent)."""
-    from climbrl.evaluate.match import relative_returns
-    from climbrl.evaluate.stats import mean_interval
+    from climbrl.evaluate.match import relative_returns, team_scores
 
     players = game.num_players
     if players != 4 or abs(game.rules.returns_sum) > 1e-9:  # paper's rank rewards sum to 1e-16
@@ -297,11 +296,7 @@ def _team_match(m: Match, params: ChampionParams, seeds: list[int], game: Any) -
     t0 = time.perf_counter()
     rows = relative_returns(m.agent, [m.opponent, m.agent, m.opponent], rules=m.rules, games=players * m.deals,
                             seed=params.seat_seed, workers=params.workers, seeds=seeds)
-    team = [r[0] + r[2] for r in rows]
-    per_deal = [sum(team[i:i + players]) / players for i in range(0, len(team), players)]
-    mean, lo, hi = mean_interval(per_deal)
-    return {"team": True, "games": len(rows), "team_score": mean, "team_score_low": lo, "team_score_high": hi,
-            "team_wins": sum(t > 0 for t in team), "match_wall_s": time.perf_counter() - t0}
+    return {"team": True, **team_scores(rows, players), "match_wall_s": time.perf_counter() - t0}
 
 
 def main(argv: list[str] | None = None) -> int:

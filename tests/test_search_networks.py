@@ -34,7 +34,7 @@ from climbrl.learn.checkpoint import network_payload, save_atomic
 from climbrl.learn.network import ActionHeadNet, segment_log_softmax
 from climbrl.learn.specs import make_agent
 from tests.reference import public_agent_weights
-from tests.test_search_agent import GAMES, _exchanged, _play_to
+from tests.test_search_agent import GAMES, _play_to, assert_choice_ignores_hidden_cards
 
 CW = Big2Game("charlesworth")
 
@@ -216,18 +216,7 @@ def test_public_agent_model_choice_does_not_change_when_hidden_cards_are_exchang
 
 
 def _exchange_check(agent: SearchAgent) -> None:
-    changed = checked = 0
-    for seed in range(14):
-        state = _play_to(CW, 400 + seed, steps=(7 * seed) % 40)
-        d = Decision.from_state(state)
-        ref = agent.act(d, random.Random(seed))
-        for k in range(3):
-            other = _exchanged(state, random.Random(1000 * seed + k))
-            assert other.observation(other.current_player) == d.observation
-            changed += other.hands != state.hands
-            assert agent.act(Decision.from_state(other), random.Random(seed)) == ref
-            checked += 1
-    assert changed > checked // 2
+    assert_choice_ignores_hidden_cards(agent, [CW], positions=14, first_seed=400)
 
 
 def test_network_knobs_and_their_errors(base_checkpoint) -> None:

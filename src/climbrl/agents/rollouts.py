@@ -140,6 +140,16 @@ def _points(hands, seat, partner, pen):
 
 
 @njit(cache=_CACHE)
+def _tally(c, winner, hands, seat, partner, pen, wins, cards, points):
+    """Adds a game's end (``hands`` as it ended, its ``winner``) to candidate ``c``'s sums of
+    wins, cards left and points (:func:`_points`)."""
+    if winner == seat:
+        wins[c] += 1
+    cards[c] += _popcount(hands[seat])
+    points[c] += _points(hands, seat, partner, pen)
+
+
+@njit(cache=_CACHE)
 def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, last_power, last_player,
                   locked, t, locks, policy, pen, partner):
     """(wins, cards left, points) of each candidate summed over the deals (``deals[s]``: four
@@ -162,15 +172,8 @@ def search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_cls, la
                 hands[p] = deals[s, p]
             won, nxt, lc, lp, lpl, lk = _play(hands, seat, cand_masks[c], cand_types[c], cand_powers[c],
                                               last_cls, last_power, last_player, locked, locks)
-            if won:
-                wins[c] += 1
-                points[c] += _points(hands, seat, partner, pen)
-                continue
-            winner = rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
-            if winner == seat:
-                wins[c] += 1
-            cards[c] += _popcount(hands[seat])
-            points[c] += _points(hands, seat, partner, pen)
+            winner = seat if won else rollout(hands, nxt, lc, lp, lpl, lk, 0, t, locks, policy, buf)
+            _tally(c, winner, hands, seat, partner, pen, wins, cards, points)
     return wins, cards, points
 
 
@@ -311,19 +314,15 @@ def model_search_scores(seat, deals, cand_masks, cand_types, cand_powers, last_c
             won, nxt, lc, lp, lpl, lk = _play(hands, seat, cand_masks[c], cand_types[c], cand_powers[c],
                                               last_cls, last_power, last_player, locked, locks)
             if won:
-                wins[c] += 1
-                points[c] += _points(hands, seat, partner, pen)
-                continue
-            if lc == 0:
-                trick[0] = 0
-                trick[1] = 0
-                trick[2] = 0
-            winner = model_rollout(hands, played, types, trick, nxt, lc, lp, lpl, lk, 0, t, locks, seat, own, own_w,
-                                   opp, opp_w, rng_state, buf, work_i, work_f, h1, h2)
-            if winner == seat:
-                wins[c] += 1
-            cards[c] += _popcount(hands[seat])
-            points[c] += _points(hands, seat, partner, pen)
+                winner = seat
+            else:
+                if lc == 0:
+                    trick[0] = 0
+                    trick[1] = 0
+                    trick[2] = 0
+                winner = model_rollout(hands, played, types, trick, nxt, lc, lp, lpl, lk, 0, t, locks, seat, own,
+                                       own_w, opp, opp_w, rng_state, buf, work_i, work_f, h1, h2)
+            _tally(c, winner, hands, seat, partner, pen, wins, cards, points)
     return wins, cards, points
 
 

@@ -99,6 +99,7 @@ for the measured seconds per decision and rollouts per second).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 
@@ -119,6 +120,7 @@ from climbrl.agents.rollouts import (
     search_scores,
 )
 from climbrl.games.big2.combos import classify_mask
+from climbrl.games.big2.rules import Rules
 
 ROLLOUT_POLICIES = ("heuristic", "greedy", "charlesworth", "base")
 """Policies of the rollouts' seats: two rule agents and two networks of the public agent's shape (its
@@ -355,7 +357,7 @@ class SearchAgent(Agent):
         if self.compiled and d.game.rules.name != "charlesworth":
             raise ValueError(f"{self.name}: a network of the public agent's shape plays only under the 'charlesworth' "
                              f"rules preset (its observation and action space), not {d.game.rules.name!r}")
-        self.scoring(d)  # refuses a value the rules do not score, before any shortcut
+        self.check_value(d.game.rules)  # before any shortcut: a forced first decision is refused too
         masks = np.array(d.moves, dtype=np.int64)
         if forced_move(d.hand, masks) >= 0:
             return int(forced_move(d.hand, masks))
@@ -392,17 +394,31 @@ class SearchAgent(Agent):
         return search_scores(d.seat, deals, c_masks, c_types, c_powers, cls, power, last_player, locked,
                              d.game.tables, bool(d.game.locks), self.policy, pen, partner)
 
+    def check_value(self, rules: Rules) -> None:
+        """Refuses ``value=score|team`` under rules that reward by place."""
+        if self.value != "win" and rules.reward != "cards":
+            raise ValueError(f"{self.name}: value={self.value} scores the rules' card-count returns; rules "
+                             f"{rules.name!r} reward by place ({rules.reward!r}): use value=win")
+
     def scoring(self, d: Decision) -> tuple[np.ndarray, int]:
         """``(pen, partner)`` for the rollouts' points: what a loser holding ``n`` cards pays
         (all zero with ``value=win``) and the partner's seat (-1: none)."""
-        rules = d.game.rules
         if self.value == "win":
-            return np.zeros(14, dtype=np.int64), -1
-        if rules.reward != "cards":
-            raise ValueError(f"{self.name}: value={self.value} scores the rules' card-count returns; rules "
-                             f"{rules.name!r} reward by place ({rules.reward!r}): use value=win")
-        pen = np.array([rules.card_penalty(n) for n in range(14)], dtype=np.int64)
-        return pen, (d.seat + 2) % 4 if self.value == "team" else -1
+            return _NO_PENALTY, -1
+        self.check_value(d.game.rules)
+        return penalty_table(d.game.rules), (d.seat + 2) % 4 if self.value == "team" else -1
+
+
+_NO_PENALTY = np.zeros(14, dtype=np.int64)
+_NO_PENALTY.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=64)
+def penalty_table(rules: Rules) -> np.ndarray:
+    """What a loser holding ``n`` (0..13) cards pays under ``rules`` (read-only; one per rule set)."""
+    pen = np.array([rules.card_penalty(n) for n in range(14)], dtype=np.int64)
+    pen.flags.writeable = False
+    return pen
 
 
 def split_base(spec: str) -> tuple[str, str]:

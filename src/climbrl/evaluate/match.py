@@ -353,6 +353,20 @@ def relative_returns(
     return [r for part in map_tasks(_chunk_relative_returns, tasks, workers) for r in part]
 
 
+def team_scores(rows: Sequence[Sequence[float]], players: int) -> dict[str, Any]:
+    """A team match's summary from its :func:`relative_returns` rows (the agent's team in the
+    row's seats 0 and 2): the team's score per game (its two seats' returns summed) with a 95%
+    interval over the deals' means (a deal's ``players`` games are not independent), and the
+    games the team came out ahead in."""
+    from climbrl.evaluate.stats import mean_interval
+
+    team = [r[0] + r[2] for r in rows]
+    per_deal = [sum(team[i:i + players]) / players for i in range(0, len(team), players)]
+    mean, lo, hi = mean_interval(per_deal)
+    return {"games": len(rows), "team_score": mean, "team_score_low": lo, "team_score_high": hi,
+            "team_wins": sum(t > 0 for t in team)}
+
+
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """A readable table of match summaries."""
     head = (f"{'agent':<16} {'opponents':<34} {'games':>6} {'wins':>5} {'win rate':>9} "
@@ -375,5 +389,5 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MatchResult", "deal_seeds", "deal_wins", "relative_returns", "run_match", "format_table", "play_games",
-           "seat_seed"]
+__all__ = ["MatchResult", "deal_seeds", "deal_wins", "relative_returns", "team_scores", "run_match", "format_table",
+           "play_games", "seat_seed"]
