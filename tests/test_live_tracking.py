@@ -227,3 +227,41 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
     assert steps(client, train_run.info.run_id) == [1, 2, 3]
     assert all(m.timestamp > 0 for m in client.get_metric_history(train_run.info.run_id, "games"))
     assert {a.path for a in client.list_artifacts(train_run.info.run_id)} == {"policy.pt", "metrics.csv"}
+
+
+def test_inputs_logged_by_two_runs_at_once_are_retried_after_the_datasets_race(store, monkeypatch) -> None:
+    """Two learners' trainings starting side by side log the same params file: MLflow checks the
+    experiment's datasets, then inserts, and the slower insert fails on the unique constraint
+    (measured on a SQLite store: 2 of 4 trials of two processes released at once). The call is
+    made again, and the run holds its inputs; any other error is raised at once."""
+    import mlflow
+
+    track.configure(f"sqlite:///{store / 'mlflow.db'}", "inputs-race")
+    params = store / "race-params.yaml"
+    params.write_text(yaml.safe_dump(SMALL))
+    real = mlflow.log_inputs
+    race = mlflow.exceptions.MlflowException(
+        "(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id, datasets.name, "
+        "datasets.digest\n[SQL: INSERT INTO datasets (dataset_uuid, experiment_id, name, digest, ...)]")
+    calls = []
+
+    def flaky(*args, errors=(race,), **kwargs):
+        calls.append(1)
+        if len(calls) <= len(errors):
+            raise errors[len(calls) - 1]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mlflow, "log_inputs", flaky)
+    with mlflow.start_run() as run:
+        track.log_inputs([(track.params_file_input(params), "params")])
+    assert len(calls) == 2
+    held = mlflow.tracking.MlflowClient().get_run(run.info.run_id).inputs.dataset_inputs
+    assert [i.dataset.name for i in held] == [params.name]
+
+    other = mlflow.exceptions.MlflowException("RESOURCE_DOES_NOT_EXIST: no such run")
+    for errors, attempts in (((other,), 1), ((race,) * track.DATASET_RACE_ATTEMPTS, track.DATASET_RACE_ATTEMPTS)):
+        calls.clear()
+        monkeypatch.setattr(mlflow, "log_inputs", lambda *a, errors=errors, **k: flaky(*a, errors=errors, **k))
+        with mlflow.start_run(), pytest.raises(mlflow.exceptions.MlflowException):
+            track.log_inputs([(track.params_file_input(params), "params")])
+        assert len(calls) == attempts

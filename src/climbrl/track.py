@@ -130,13 +130,37 @@ def deals_input(deals: Sequence[int], name: str, source: str | Path) -> Any:
                                   source=LocalArtifactDatasetSource(str(Path(source).resolve())))
 
 
+DATASET_RACE_ATTEMPTS = 3
+"""How often :func:`log_inputs` tries when another process created the same dataset meanwhile."""
+
+
+def _dataset_race(e: Exception) -> bool:
+    """True when ``e`` is the store refusing a dataset row that another run inserted a moment
+    before (SQLite's and PostgreSQL's unique-constraint errors on the datasets table)."""
+    text = str(e)
+    return "datasets" in text and ("UNIQUE constraint failed" in text or "duplicate key value" in text)
+
+
 def log_inputs(inputs: Sequence[tuple[Any, str]]) -> None:
-    """``(dataset, context)`` pairs as the active run's inputs (contexts: ``params``, ``evaluation``...)."""
+    """``(dataset, context)`` pairs as the active run's inputs (contexts: ``params``, ``evaluation``...).
+
+    MLflow inserts a dataset the experiment does not hold yet, and two runs that log the same
+    dataset at the same moment (two learners' trainings starting side by side: the same params
+    file, the same deals) race for that insert: the loser's transaction is rolled back with a
+    unique-constraint error. The row is then there, so the call is made again (at most
+    :data:`DATASET_RACE_ATTEMPTS` times); any other error is raised as it is."""
     import mlflow
 
-    if inputs:
-        mlflow.log_inputs(datasets=[ds for ds, _ in inputs], contexts=[c for _, c in inputs],
-                          tags_list=[None] * len(inputs))
+    if not inputs:
+        return
+    for attempt in range(DATASET_RACE_ATTEMPTS):
+        try:
+            mlflow.log_inputs(datasets=[ds for ds, _ in inputs], contexts=[c for _, c in inputs],
+                              tags_list=[None] * len(inputs))
+            return
+        except mlflow.exceptions.MlflowException as e:
+            if not _dataset_race(e) or attempt == DATASET_RACE_ATTEMPTS - 1:
+                raise
 
 
 class TrainingRun:
