@@ -5,8 +5,10 @@
   once shares one study, no trial lost, none run twice, the budget shared; a worker killed
   (SIGKILL) in the middle of a trial leaves it RUNNING only until its heartbeat is stale: the next
   worker marks it FAIL and retries it with the same parameters.
+- The median pruner prunes a worker's trial against the trials other workers finished.
 - MLflow: ``python -m pipeline.mlflow_server`` (``make server``) on the same PostgreSQL; two
-  processes train, evaluate and register through ``climbrl.track``; MLflow's client finds it all.
+  processes train, evaluate and register through ``climbrl.track``, two more tune one study
+  with their trials tracked; MLflow's client finds it all.
 """
 
 from __future__ import annotations
@@ -51,10 +53,12 @@ def _params(tmp_path: Path, **tune: object) -> Path:
     return path
 
 
-def _tune(tmp_path: Path, url: str, study: str, params: Path, *extra: str) -> subprocess.Popen:
+def _tune(tmp_path: Path, url: str, study: str, params: Path, *extra: str, track: bool = False,
+          env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "climbrl.cli", "tune", "--params", str(params), "--storage", url,
-                             "--study", study, "--no-track", "--best-out", str(tmp_path / f"best-{study}.yaml"),
-                             *extra], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             "--study", study, *([] if track else ["--no-track"]),
+                             "--best-out", str(tmp_path / f"best-{study}.yaml"), *extra],
+                            cwd=tmp_path, env=env or _env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
 
 
@@ -143,6 +147,43 @@ def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the budget, retry included
 
 
+@pytest.mark.parametrize("others", [1.0, 0.0])
+def test_a_worker_prunes_against_the_other_workers_trials(tmp_path, postgres_url, others):
+    """The median pruner compares a trial with every worker's, not only its own worker's: three
+    trials finished by another worker (this test process, through Optuna on the same database)
+    scored ``others`` at every epoch; a ``climbrl tune`` worker then runs the study's fourth trial.
+    Against a perfect score (1.0, which 24 games of a barely trained policy against random players
+    do not reach) that trial is pruned at its first evaluation and stops training there; against 0.0
+    (its score ties or beats it) the same trial runs all its epochs."""
+    import optuna
+
+    from climbrl.tune import suggest
+
+    epochs = 3
+    study = optuna.create_study(study_name="pruned", storage=postgres_url, direction="maximize")
+    for _ in range(3):  # the pruner's startup trials (MedianPruner(n_startup_trials=3))
+        trial = study.ask()
+        suggest(trial, "ppo")
+        trial.set_user_attr("worker", "another-machine:1")
+        for epoch in range(1, epochs + 1):
+            trial.report(others, step=epoch)
+        study.tell(trial, others)
+    params = _params(tmp_path, trials=4, epochs=epochs, eval_games=24)
+    _finish(_tune(tmp_path, postgres_url, "pruned", params))
+    trials = optuna.load_study(study_name="pruned", storage=postgres_url).trials
+    assert len(trials) == 4
+    ours = trials[3]
+    assert ours.user_attrs["worker"] != "another-machine:1"
+    rows = (tmp_path / "runs" / "tune" / "pruned" / "trial-3" / "metrics.csv").read_text().splitlines()[1:]
+    if others == 1.0:
+        assert ours.state.name == "PRUNED", ours.intermediate_values
+        assert list(ours.intermediate_values) == [1] and ours.intermediate_values[1] < 1.0
+        assert len(rows) == 1  # training stopped at the pruned epoch
+    else:
+        assert ours.state.name == "COMPLETE", ours.intermediate_values
+        assert list(ours.intermediate_values) == [1, 2, 3] and len(rows) == epochs
+
+
 WORKER = r'''
 import json, sys
 from pathlib import Path
@@ -171,6 +212,34 @@ if i == 0:
 '''
 
 
+def _check_tuning_runs(client, optuna_db: str) -> None:
+    """Each tuning worker's run, and under it each trial it ran, with the trial's parameters, its
+    curve (one point per evaluated epoch) and the objective Optuna holds."""
+    import optuna
+
+    trials = {t.number: t for t in optuna.load_study(study_name="tracked", storage=optuna_db).trials}
+    assert sorted(trials) == [0, 1, 2] and all(t.state.name == "COMPLETE" for t in trials.values())
+    exp = client.get_experiment_by_name(TINY["tracking"]["experiment"])
+    runs = client.search_runs([exp.experiment_id])
+    parents = {r.info.run_id: r for r in runs if r.data.tags.get("stage") == "tune"}
+    assert len(parents) == 2 and all(r.info.status == "FINISHED" for r in parents.values())
+    assert {r.data.tags["study"] for r in parents.values()} == {"tracked"}
+    from sqlalchemy.engine import make_url
+
+    password = make_url(optuna_db).password
+    assert all(password not in r.data.tags["storage"] and "***" in r.data.tags["storage"] for r in parents.values())
+    children = [r for r in runs if r.data.tags.get("stage") == "tune-trial"]
+    assert sorted(int(r.data.tags["trial"]) for r in children) == [0, 1, 2]
+    for r in children:
+        t = trials[int(r.data.tags["trial"])]
+        assert r.data.tags["mlflow.parentRunId"] in parents and r.info.status == "FINISHED"
+        assert r.data.tags["state"] == "complete" and r.data.tags["worker"] == t.user_attrs["worker"]
+        assert {k: float(v) for k, v in r.data.params.items()} == pytest.approx(t.params)
+        assert r.data.metrics["objective"] == pytest.approx(t.value)
+        curve = client.get_metric_history(r.info.run_id, "win_rate/random")
+        assert {m.step: m.value for m in curve} == pytest.approx(t.intermediate_values)
+
+
 def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postgres_server):
     import mlflow
     from mlflow.tracking import MlflowClient
@@ -182,9 +251,16 @@ def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postg
         env = _env(MLFLOW_TRACKING_URI=uri)  # the workers' environment only, not this process's
         workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(i)], cwd=tmp_path, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(2)]
+        # and two tuning workers on one Optuna study (PostgreSQL too), their trials tracked there
+        optuna_db = create_database(postgres_server, f"optuna{os.getpid()}")
+        tuners = [_tune(tmp_path, optuna_db, "tracked", _params(tmp_path, trials=3), track=True, env=env)
+                  for _ in range(2)]
         outs = [_finish(w) for w in workers]
+        for t in tuners:
+            _finish(t)
         assert "version 1" in outs[0]
         client = MlflowClient(tracking_uri=uri, registry_uri=uri)
+        _check_tuning_runs(client, optuna_db)
         exp = client.get_experiment_by_name("shared-store")
         assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
         runs = client.search_runs([exp.experiment_id])

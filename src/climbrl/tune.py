@@ -243,6 +243,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             if key in row:
                 last["value"] = row[key]
                 trial.report(row[key], step=int(row["epoch"]))
+                if ctx:  # the trial's curve grows in the MLflow UI while it trains
+                    mlflow.log_metric(key, row[key], step=int(row["epoch"]))
                 if trial.should_prune():
                     raise optuna.TrialPruned()
 
@@ -250,11 +252,14 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
         try:
             if ctx:
                 ctx.__enter__()
+                mlflow.set_tags({"stage": "tune-trial", "algo": algo, "study": study_name, "trial": str(trial.number),
+                                 "worker": f"{socket.gethostname()}:{os.getpid()}"})
                 mlflow.log_params(values)
             train(cfg, run_dir, progress=False, on_epoch=report)
             value = last.get("value", 0.0)
             if ctx:
                 mlflow.log_metric("objective", value)
+                mlflow.set_tag("state", "complete")
             return value
         except optuna.TrialPruned:
             if ctx:
@@ -282,7 +287,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     if go:
         if mlflow:
             with mlflow.start_run(run_name=f"tune-{study_name}"):
-                mlflow.set_tags({"stage": "tune", "algo": algo})
+                mlflow.set_tags({"stage": "tune", "algo": algo, "study": study_name, "storage": shown_url(storage)})
                 optimize()
         else:
             optimize()
