@@ -173,6 +173,7 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
 
+    started = time.time()
     n = _players(params)
     paths = study_paths(params)
     params_path = params_file(params_path)
@@ -236,8 +237,8 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         given = [(tr.params_file_input(params_path), "params")] if Path(params_path).exists() else []
         evaluation = (tr.deals_input(seeds, paths.seeds.name, paths.seeds), "evaluation")
-        tr.log_evaluation(algo, result, path, inputs=[evaluation, *given])
-        tr.log_evaluation(algo, validation, valid_path, stage="validate",
+        tr.log_evaluation(algo, result, path, inputs=[evaluation, *given], started=started)
+        tr.log_evaluation(algo, validation, valid_path, stage="validate", started=started,
                           inputs=[(tr.deals_input(valid_seeds, paths.valid_seeds.name, paths.valid_seeds),
                                   "validation"), *given])
     return result
@@ -265,6 +266,7 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
     from climbrl.evaluate.deep import deep_duel
     from climbrl.report import choose_best, read_validation
 
+    started = time.time()
     if params.deep is None:
         raise ValueError("deep: the study has no deep section (deep: repeats, deals, opponents)")
     if not _duel_game(params):
@@ -289,7 +291,7 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with mlflow.start_run(run_name=f"deep-{best}"):
+        with tr.stage_run(f"deep-{best}", started):
             for r in runs:
                 opp = r["opponents"][0]
                 for role, x in r["spread"]["A"].items():
@@ -318,6 +320,7 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     from climbrl.config import GAME_SETUP
     from climbrl.evaluate.tournament import plot_pairwise, run_tournament
 
+    started = time.time()
     t = params.raw.get("tournament", {})
     rule_agents = t.get("rule_agents", list(GAME_SETUP[params.game].rule_agents))
     paths = study_paths(params)
@@ -350,7 +353,7 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with mlflow.start_run(run_name="tournament"):
+        with tr.stage_run("tournament", started):
             for r in res["leaderboard"]:
                 mlflow.log_metric(f"rating/{r['participant']}", r["rating"])
                 mlflow.log_metric(f"win_rate/{r['participant']}", r["win_rate"])
@@ -371,6 +374,7 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     false``, a ``note``, no agents), which the report shows in place of the window."""
     from climbrl.evaluate.windows import GAMES, window
 
+    started = time.time()
     if params.game not in GAMES:
         return _behaviour_unavailable(params, track)
     win = window(params.game)
@@ -415,7 +419,7 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with mlflow.start_run(run_name="behaviour"):
+        with tr.stage_run("behaviour", started):
             for name, s in agents.items():
                 for metric, value in win.headline(s).items():
                     mlflow.log_metric(f"{metric}/{name}", value)
@@ -429,6 +433,8 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
 def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
     """The behaviour stage's output for a game without a window."""
     from climbrl.config import GAME_SETUP
+
+    started = time.time()
     from climbrl.evaluate.windows import GAMES
 
     data = {"game": params.game, "rules": params.rules, "available": False,
@@ -446,7 +452,7 @@ def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with mlflow.start_run(run_name="behaviour"):
+        with tr.stage_run("behaviour", started):
             mlflow.set_tags({"stage": "behaviour", "game": params.game, "available": "false",
                              "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out / "behaviour.json"))

@@ -191,6 +191,7 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
         p = load_params("params.yaml")
         stages.make_seeds(p)
         stages.train_learner(p, "ppo", track=tracked)
+        evaluation_began = time.time()
         stages.evaluate_learner(p, "ppo", track=tracked)
         outputs[tracked] = {f.as_posix(): f.read_bytes()
                             for f in [*sorted(Path("runs/ppo").rglob("*.pt")), Path("reports/curves/ppo.csv")]
@@ -221,6 +222,12 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
     assert eval_inputs["eval_seeds.json"][2] == str((tmp_path / "True" / "data" / "eval_seeds.json").resolve())
     assert json.loads(eval_inputs["eval_seeds.json"][3])["features_size"] == 8
     assert inputs(runs["validate"])["valid_seeds.json"][0] == "validation"
+    # the evaluation's runs span its games: begun before its results were written, not at logging
+    written_ms = (tmp_path / "True" / "reports" / "eval" / "ppo.json").stat().st_mtime * 1000
+    for stage in ("evaluate", "validate"):
+        info = client.get_run(runs[stage].info.run_id).info
+        assert evaluation_began * 1000 - 1 <= info.start_time < written_ms < info.end_time, (stage, info)
+        assert info.status == "FINISHED"
 
     train_run = client.get_run(runs["train"].info.run_id)
     assert train_run.info.status == "FINISHED" and train_run.data.params["epochs"] == "3"

@@ -294,13 +294,33 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+@contextmanager
+def stage_run(run_name: str, started: float | None = None) -> Iterator[Any]:
+    """The active run of a stage that logs its results once they exist (an evaluation, a
+    tournament, the behaviour window): opened at ``started`` (``time.time()`` when the stage's work
+    began; default now) in the experiment :func:`configure` selected, so that the run's start and
+    duration in the UI are the work's, not the moment of logging. Ends FINISHED, FAILED on an
+    exception. (MLflow 3.17, pinned, has no public getter of the active experiment nor a start time
+    for ``start_run``: the run is made by the client in the experiment ``start_run`` would use.)"""
+    import mlflow
+    from mlflow.tracking.fluent import _get_experiment_id
+
+    client = mlflow.tracking.MlflowClient()
+    start_ms = int((time.time() if started is None else started) * 1000)
+    run = client.create_run(_get_experiment_id(), start_time=start_ms, run_name=run_name)
+    with mlflow.start_run(run_id=run.info.run_id) as active:
+        yield active
+
+
 def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[str, str] | None = None,
-                   stage: str = "evaluate", inputs: Sequence[tuple[Any, str]] = ()) -> str:
+                   stage: str = "evaluate", inputs: Sequence[tuple[Any, str]] = (),
+                   started: float | None = None) -> str:
     """A run for one learner's final evaluation (``stage`` evaluate) or its validation (``validate``):
-    a metric per opponent, the JSON as artifact, ``inputs`` (the deal set, the params file) as inputs."""
+    a metric per opponent, the JSON as artifact, ``inputs`` (the deal set, the params file) as inputs;
+    it spans the evaluation from ``started`` (:func:`stage_run`)."""
     import mlflow
 
-    with mlflow.start_run(run_name=f"{stage}-{algo}") as run:
+    with stage_run(f"{stage}-{algo}", started) as run:
         log_inputs(inputs)
         for m in results["matches"]:
             opp = m["opponents"][0]
