@@ -85,11 +85,20 @@ def main() -> None:
                       f"play {r['play_seconds']:.1f} s, update {r['update_seconds']:.1f} s, "
                       f"{r['epochs_per_min']:.1f} epochs/min, load "
                       f"{r['load_before'][0]:.1f} -> {r['load_after'][0]:.1f}", flush=True)
+                write(args.out, rows)  # after every run: a run stopped at a time limit keeps the rows so far
+
+
+def write(out: str, rows: list[dict]) -> None:
     results = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    if any(r["device"] != "cpu" for r in rows):
+        import torch
+
+        results["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+        results["torch"] = torch.__version__
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
