@@ -433,9 +433,9 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
 def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
     """The behaviour stage's output for a game without a window."""
     from climbrl.config import GAME_SETUP
+    from climbrl.evaluate.windows import GAMES
 
     started = time.time()
-    from climbrl.evaluate.windows import GAMES
 
     data = {"game": params.game, "rules": params.rules, "available": False,
             "note": f"The interpretability window is not available for {GAME_SETUP[params.game].title} yet: it "

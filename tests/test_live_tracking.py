@@ -228,6 +228,8 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
         info = client.get_run(runs[stage].info.run_id).info
         assert evaluation_began * 1000 - 1 <= info.start_time < written_ms < info.end_time, (stage, info)
         assert info.status == "FINISHED"
+        tags = client.get_run(runs[stage].info.run_id).data.tags
+        assert tags["mlflow.runName"] == f"{stage}-ppo" and {"mlflow.user", "mlflow.source.name"} <= set(tags)
 
     train_run = client.get_run(runs["train"].info.run_id)
     assert train_run.info.status == "FINISHED" and train_run.data.params["epochs"] == "3"

@@ -300,14 +300,18 @@ def stage_run(run_name: str, started: float | None = None) -> Iterator[Any]:
     tournament, the behaviour window): opened at ``started`` (``time.time()`` when the stage's work
     began; default now) in the experiment :func:`configure` selected, so that the run's start and
     duration in the UI are the work's, not the moment of logging. Ends FINISHED, FAILED on an
-    exception. (MLflow 3.17, pinned, has no public getter of the active experiment nor a start time
-    for ``start_run``: the run is made by the client in the experiment ``start_run`` would use.)"""
+    exception. (MLflow 3.17, pinned, takes no start time in ``start_run``: the run is made as
+    ``start_run`` makes it, in the experiment it would use, with the tags it would resolve, user and
+    source, by the client, which takes one.)"""
     import mlflow
+    from mlflow.tracking.context import registry
     from mlflow.tracking.fluent import _get_experiment_id
+    from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
 
     client = mlflow.tracking.MlflowClient()
     start_ms = int((time.time() if started is None else started) * 1000)
-    run = client.create_run(_get_experiment_id(), start_time=start_ms, run_name=run_name)
+    run = client.create_run(_get_experiment_id(), start_time=start_ms, run_name=run_name,
+                            tags=registry.resolve_tags({MLFLOW_RUN_NAME: run_name}))
     with mlflow.start_run(run_id=run.info.run_id) as active:
         yield active
 
