@@ -3,8 +3,9 @@
 
 - Optuna: ``climbrl tune --storage postgresql://... --study NAME`` run by two worker processes at
   once shares one study, no trial lost, none run twice, the budget shared; a worker killed
-  (SIGKILL) in the middle of a trial leaves it RUNNING only until its heartbeat is stale: the next
-  worker marks it FAIL and retries it with the same parameters.
+  (SIGKILL) in the middle of a trial leaves it RUNNING only until its heartbeat is stale: the
+  other worker, still running (it stays while any trial runs), or the next worker started, marks
+  it FAIL and retries it with the same parameters.
 - The median pruner prunes a worker's trial against the trials other workers finished.
 - MLflow: ``python -m pipeline.mlflow_server`` (``make server``) on the same PostgreSQL; two
   processes train, evaluate and register through ``climbrl.track``, two more tune one study
@@ -146,6 +147,52 @@ def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
     assert retried[0].params == killed.params
     assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2  # the budget, retry included
 
+
+def test_two_workers_one_killed_mid_trial_the_other_runs_its_retry(tmp_path, postgres_url):
+    """Two workers at once; one is SIGKILLed in the middle of a trial. The survivor does not leave
+    when the budget looks spent while that trial is still RUNNING: once its heartbeat is stale
+    the trial is failed, and the survivor runs its retry with the same parameters. Nothing is left
+    RUNNING or WAITING, and the budget is met."""
+    import socket
+
+    import optuna
+    from optuna.storages import RetryFailedTrialCallback
+
+    # two trials, one each; the survivor's (8 short epochs) ends well within the grace period, so
+    # when it claims again the budget looks spent and the victim's trial is still RUNNING
+    params = _params(tmp_path, trials=2, epochs=8)
+    hb = ("--heartbeat", "1", "--grace", "15")
+    victim, survivor = (_tune(tmp_path, postgres_url, "two-killed", params, *hb) for _ in range(2))
+    mark = f"{socket.gethostname()}:{victim.pid}"
+    deadline = time.monotonic() + 120
+    killed = None
+    while killed is None:
+        assert victim.poll() is None and time.monotonic() < deadline, "the victim never ran a trial"
+        try:
+            running = optuna.load_study(study_name="two-killed", storage=postgres_url).get_trials(
+                states=(optuna.trial.TrialState.RUNNING,))
+        except KeyError:  # the study does not exist yet
+            running = []
+        for t in running:
+            folder = tmp_path / "runs" / "tune" / "two-killed" / f"trial-{t.number}"
+            if t.user_attrs.get("worker") == mark and (folder / "metrics.csv").exists():
+                killed = t
+        time.sleep(0.2)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    _finish(survivor)
+    trials = optuna.load_study(study_name="two-killed", storage=postgres_url).trials
+    states = {t.number: t.state.name for t in trials}
+    assert states[killed.number] == "FAIL" and "RUNNING" not in states.values() \
+        and "WAITING" not in states.values(), states
+    retried = [t for t in trials if RetryFailedTrialCallback.retried_trial_number(t) == killed.number]
+    assert len(retried) == 1 and retried[0].state.name in ("COMPLETE", "PRUNED"), states
+    assert retried[0].params == killed.params and retried[0].user_attrs["worker"] != mark
+    assert sum(t.state.name in ("COMPLETE", "PRUNED") for t in trials) == 2, states  # the budget, retry included
+    # the case this tests: the survivor's own trial ended before the victim's was failed, so it
+    # had to stay (leaving then would have left that trial RUNNING)
+    own = [t for t in trials if t.number not in (killed.number, retried[0].number)]
+    assert len(own) == 1 and own[0].datetime_complete < trials[killed.number].datetime_complete
 
 @pytest.mark.parametrize("others", [1.0, 0.0])
 def test_a_worker_prunes_against_the_other_workers_trials(tmp_path, postgres_url, others):

@@ -29,8 +29,9 @@ SQLite, whose path is unchanged). Then:
 - every running trial writes a heartbeat (``heartbeat_interval``, default 60 s): a trial whose
   worker died (SIGKILL, a lost machine) is marked FAIL once its heartbeat is ``grace_period`` old
   (default twice the interval), by the next worker that starts or begins a trial, and is retried
-  with the same parameters (``RetryFailedTrialCallback``, up to ``max_retry`` times), so no trial
-  stays RUNNING and none is lost.
+  with the same parameters (``RetryFailedTrialCallback``, up to ``max_retry`` times); a worker
+  whose budget is spent stays while other workers' trials run (:class:`_Budget`), so no trial
+  stays RUNNING and none is lost while any worker is left.
 """
 
 from __future__ import annotations
@@ -126,10 +127,16 @@ class _Budget:
     """The study's trial budget shared by its workers: :meth:`claim` before a worker starts a trial
     (True: there is room, or a failed trial waits for its retry), :meth:`started` once the trial
     exists. On PostgreSQL and MySQL an advisory lock, per study, is held from the claim until the
-    trial is created, so that the count and the creation are one step for all workers."""
+    trial is created, so that the count and the creation are one step for all workers.
 
-    def __init__(self, study: Any, storage: str, trials: int) -> None:
-        self.study, self.trials = study, trials
+    A worker that finds the budget spent while other workers' trials still run does not leave: it
+    checks again every ``poll`` seconds until none runs. One of them whose worker died is failed
+    once its heartbeat is stale and waits for its retry, which this worker then runs; leaving
+    at once would leave that trial RUNNING, and the study a trial short, until some later worker
+    started."""
+
+    def __init__(self, study: Any, storage: str, trials: int, poll: float) -> None:
+        self.study, self.trials, self.poll = study, trials, poll
         self.lock = _DbLock(storage, f"climbrl-tune:{study.study_name}")
 
     def started(self) -> None:
@@ -139,16 +146,20 @@ class _Budget:
         import optuna
         from optuna.trial import TrialState
 
-        self.lock.acquire()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(self.study)  # a dead worker's trial: FAIL, retried as WAITING
-        states = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
-        counted = self.study.get_trials(deepcopy=False, states=states)
-        if len(counted) < self.trials or any(t.state == TrialState.WAITING for t in counted):
-            return True
-        self.started()
-        return False
+        while True:
+            self.lock.acquire()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                optuna.storages.fail_stale_trials(self.study)  # a dead worker's trial: FAIL, retried as WAITING
+            states = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
+            counted = self.study.get_trials(deepcopy=False, states=states)
+            if len(counted) < self.trials or any(t.state == TrialState.WAITING for t in counted):
+                return True
+            self.started()
+            # this worker's own trials have all ended when it claims: a running one is another's
+            if not any(t.state == TrialState.RUNNING for t in counted):
+                return False
+            time.sleep(self.poll)
 
     def close(self) -> None:
         self.lock.close()
@@ -214,7 +225,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                          f"plays {game}: name another study (--study, tune.study)")
     if "game" not in study.user_attrs:
         study.set_user_attr("game", game)
-    budget = _Budget(study, storage, trials) if shared else None
+    budget = _Budget(study, storage, trials, poll=min(float(heartbeat_interval), 10.0)) if shared else None
     finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
     remaining = max(0, trials - len(finished))
     mlflow = None
