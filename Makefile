@@ -1,5 +1,6 @@
 # The two set-up commands of the README: `make run` (the main job) and `make test`.
 VENV ?= .venv
+SERVER_HOST ?= 127.0.0.1
 PY := $(VENV)/bin/python
 export DVC_NO_ANALYTICS := 1
 export MLFLOW_DISABLE_TELEMETRY := true
@@ -40,7 +41,8 @@ test: venv
 bench: venv
 	$(VENV)/bin/climbrl bench engine --rules paper --games 4000
 
-# an MLflow tracking server on PostgreSQL, 127.0.0.1:5000 (a local PostgreSQL in .pgdata unless
+# an MLflow tracking server on PostgreSQL, SERVER_HOST:5000 (default 127.0.0.1; SERVER_HOST=0.0.0.0 for clients on other
+# machines; a local PostgreSQL in .pgdata unless
 # CLIMBRL_MLFLOW_BACKEND=postgresql://... names one; artifacts in mlartifacts/): pipeline/mlflow_server.py
 server: venv
-	$(PY) -m pipeline.mlflow_server
+	$(PY) -m pipeline.mlflow_server --host $(SERVER_HOST)

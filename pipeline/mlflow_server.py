@@ -10,6 +10,11 @@ then stops it with its worker processes.
   one, a local PostgreSQL is started in ``--pgdata`` (default ``.pgdata``, kept: the next start
   finds the same runs; pipeline/postgres.py, the ``postgres`` extra) with a database ``mlflow``.
 - ``--artifacts`` (default ``mlartifacts``), ``--port`` (or ``CLIMBRL_MLFLOW_PORT``, default 5000).
+- ``--host`` (default 127.0.0.1, this machine only): an address of this machine, or 0.0.0.0, for
+  clients on other machines (pipeline/hosts.py); MLflow then answers requests whose Host header
+  is a loopback or private address, the address given to clients, or one of ``--allowed-hosts``
+  (its guard against DNS rebinding: name there any other name clients use). The server has no
+  authentication.
 
 Clients: ``MLFLOW_TRACKING_URI=http://127.0.0.1:5000`` in their environment (climbrl.track reads
 it before params.yaml's ``tracking_uri``): ``make run``, ``climbrl tune``, any number of processes.
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline.hosts import ANY, LOOPBACK, client_address, is_loopback, url_host
 from pipeline.postgres import HOST, LocalPostgres, PostgresUnavailable, create_database, free_port
 
 
@@ -47,11 +53,29 @@ def healthy(uri: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def command(backend: str, artifacts: str | Path, port: int, host: str = HOST) -> list[str]:
+def allowed_host_headers(host: str, extra: str | None = None) -> str | None:
+    """``mlflow server --allowed-hosts`` for a server on ``host``: none on loopback (MLflow's
+    default: loopback and private addresses); beyond it, that default, the address given to
+    clients (this machine's name on 0.0.0.0) and ``extra`` (comma-separated), since naming any
+    replaces MLflow's default."""
+    if is_loopback(host) and not extra:
+        return None
+    from mlflow.server.security_utils import get_default_allowed_hosts
+
+    given = client_address(host)
+    mine = [] if is_loopback(given) else [url_host(given), f"{url_host(given)}:*"]
+    more = [h.strip() for h in (extra or "").split(",") if h.strip()]
+    return ",".join(dict.fromkeys([*get_default_allowed_hosts(), *mine, *more]))
+
+
+def command(backend: str, artifacts: str | Path, port: int, host: str = HOST,
+            allowed_hosts: str | None = None) -> list[str]:
     mlflow = Path(sys.executable).parent / "mlflow"
+    allowed = allowed_host_headers(host, allowed_hosts)
     return [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", backend,
             "--artifacts-destination", str(Path(artifacts).resolve()), "--serve-artifacts",
-            "--host", host, "--port", str(port), "--workers", "1"]
+            "--host", host, "--port", str(port), "--workers", "1",
+            *(["--allowed-hosts", allowed] if allowed else [])]
 
 
 def _stop(proc: subprocess.Popen, timeout: float = 20.0) -> None:
@@ -69,19 +93,22 @@ def _stop(proc: subprocess.Popen, timeout: float = 20.0) -> None:
 
 @contextmanager
 def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, log: str | Path | None = None,
-                  timeout: float = 120.0) -> Iterator[str]:
-    """The server for the duration; yields its tracking URI (``http://127.0.0.1:PORT``)."""
-    port = port or free_port()
-    uri = f"http://{HOST}:{port}"
+                  timeout: float = 120.0, host: str = HOST, allowed_hosts: str | None = None) -> Iterator[str]:
+    """The server for the duration, listening on ``host``; yields its tracking URI for clients
+    (``http://127.0.0.1:PORT`` by default)."""
+    here = LOOPBACK if host in ANY else host  # how this process reaches it
+    port = port or free_port(here)
+    uri = f"http://{url_host(client_address(host))}:{port}"
+    health = f"http://{url_host(here)}:{port}"
     Path(artifacts).mkdir(parents=True, exist_ok=True)
     logf = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.Popen(command(backend, artifacts, port), stdout=logf, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    proc = subprocess.Popen(command(backend, artifacts, port, host, allowed_hosts), stdout=logf,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while not healthy(uri):
+        while not healthy(health):
             if proc.poll() is not None:
                 raise ServerError(f"mlflow server exited with status {proc.returncode} (log: {log})")
             if time.monotonic() > deadline:
@@ -102,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--artifacts", default="mlartifacts", help="artifact folder (default mlartifacts)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_MLFLOW_PORT", "5000")))
     ap.add_argument("--log", default="mlflow-server.log")
+    ap.add_argument("--host", default=HOST, help="the address to listen on (default 127.0.0.1, this machine "
+                    "only; an address of this machine or 0.0.0.0 for clients on others)")
+    ap.add_argument("--allowed-hosts", default=None, help="Host headers MLflow answers besides loopback and "
+                    "private addresses (mlflow server --allowed-hosts), e.g. the server's host name")
     args = ap.parse_args(argv)
     stop = {"now": False}
 
@@ -123,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             pg = LocalPostgres(data, durable=True)
             backend = create_database(pg.start(), "mlflow")
             print(f"PostgreSQL on {HOST}:{pg.port} (data {data}); backend store: database mlflow", flush=True)
-        with mlflow_server(backend, args.artifacts, args.port, log=args.log) as uri:
+        with mlflow_server(backend, args.artifacts, args.port, log=args.log, host=args.host,
+                           allowed_hosts=args.allowed_hosts) as uri:
             print(f"MLflow tracking server: {uri} (artifacts {Path(args.artifacts).resolve()}, log {args.log})\n"
                   f"  export MLFLOW_TRACKING_URI={uri}", flush=True)
             while not stop["now"]:

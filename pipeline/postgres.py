@@ -8,7 +8,10 @@ bundles PostgreSQL 16, no root and no system package needed), or else from a Pos
 
 - ``initdb`` in a data folder of its own (password authentication, a random password kept in
   ``DATA/climbrl-url``, which is readable by its owner only);
-- ``postgres`` listening on 127.0.0.1 only (no Unix socket), on ``--port`` or a free port;
+- ``postgres`` listening on 127.0.0.1 only (no Unix socket), on ``--port`` or a free port; with
+  ``--host ADDR`` (an address of this machine, or 0.0.0.0) on that address instead, for workers on
+  other machines, which then connect with the password from the hosts of ``--allow`` (default
+  ``samenet``: this machine's subnets; PostgreSQL's pg_hba syntax, a CIDR such as 10.0.0.0/8);
 - the database ``--db`` (default ``climbrl``) created; the URL printed and written to
   ``DATA/climbrl-url``; stopped (fast shutdown) on Ctrl-C / SIGTERM.
 
@@ -17,7 +20,7 @@ user, in a data folder that user owns.
 
 ``python -m pipeline.postgres --data .pgdata`` keeps its data across restarts (the same folder
 gives the same URL); the tests use :func:`local_postgres` in a temporary folder with ``fsync``
-off (tests/pg.py).
+off (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import glob
 import hashlib
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -41,7 +45,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-HOST = "127.0.0.1"
+from pipeline.hosts import ANY, LOOPBACK, client_address, is_loopback, url_host
+
+HOST = LOOPBACK
 URL_FILE = "climbrl-url"
 PGDATA = "pgdata"
 
@@ -143,6 +149,21 @@ def _owned(path: Path) -> None:
         os.chown(path, drop["user"], drop["group"])
 
 
+def _check_reachable(root: Path) -> None:
+    """Run as root, the server runs as ``nobody``, which must be able to enter every folder above
+    its data: a clear error where one is closed to it (``/root``, a ``mktemp -d`` folder)."""
+    drop = _run_as()
+    if not drop:
+        return
+    for d in reversed(Path(root).resolve().parents):
+        st = d.stat()
+        if not (st.st_mode & stat.S_IXOTH or (st.st_uid == drop["user"] and st.st_mode & stat.S_IXUSR)):
+            raise PostgresUnavailable(
+                f"run as root, PostgreSQL runs as the nobody user, which cannot enter {d} (mode "
+                f"{stat.S_IMODE(st.st_mode):o}) to reach its data in {root}: give a data folder outside it "
+                "(--data, --pgdata; e.g. /var/tmp/climbrl-pg) or run as another user")
+
+
 def create_database(url: str, name: str) -> str:
     """Create database ``name`` on the server of ``url`` (nothing if it exists); its URL."""
     import psycopg
@@ -155,11 +176,13 @@ def create_database(url: str, name: str) -> str:
 
 
 class LocalPostgres:
-    """One PostgreSQL server in ``root`` (its data in ``root/pgdata``), on 127.0.0.1:``port``."""
+    """One PostgreSQL server in ``root`` (its data in ``root/pgdata``), on ``host``:``port``
+    (default 127.0.0.1; beyond loopback, clients of ``allow`` may connect with the password)."""
 
     def __init__(self, root: str | Path, port: int | None = None, db: str = "climbrl", durable: bool = True,
-                 log: str | Path | None = None) -> None:
+                 log: str | Path | None = None, host: str = HOST, allow: str = "samenet") -> None:
         self.root = Path(root)
+        self.host, self.allow = host, allow
         self.port = port
         self.db = db
         self.durable = durable
@@ -170,8 +193,8 @@ class LocalPostgres:
     def _init(self, bins: Path) -> str:
         data = self.root / PGDATA
         url_file = self.root / URL_FILE
-        if (data / "PG_VERSION").exists() and url_file.exists():
-            return url_file.read_text().strip()
+        if (data / "PG_VERSION").exists() and url_file.exists():  # the same password; host and port anew
+            return re.sub(r"@[^/]*/", "@{host}:{port}/", url_file.read_text().strip(), count=1)
         password = secrets.token_hex(16)
         self.root.mkdir(parents=True, exist_ok=True)
         _owned(self.root)
@@ -187,25 +210,29 @@ class LocalPostgres:
             raise PostgresUnavailable(f"initdb failed: {e.stderr.strip()[-2000:]}") from e
         finally:
             pwfile.unlink(missing_ok=True)
-        url = f"postgresql://postgres:{password}@{HOST}:{{port}}/{self.db}"
-        url_file.write_text(url + "\n")
+        url = f"postgresql://postgres:{password}@{{host}}:{{port}}/{self.db}"  # host and port: at start
+        url_file.write_text(url + "\n")  # the password kept at once (the URL itself once it is up)
         url_file.chmod(0o600)
         return url
 
     def start(self, timeout: float = 60.0) -> str:
         """Start the server; returns the database's URL once it accepts connections."""
         check_driver()
+        _check_reachable(self.root)
         bins = bin_dir()
         template = self._init(bins)
-        self.port = self.port or free_port()
-        args = [str(bins / "postgres"), "-D", str(self.root / PGDATA), "-h", HOST, "-p", str(self.port),
+        self.port = self.port or free_port(LOOPBACK if self.host in ANY else self.host)
+        if not is_loopback(self.host):
+            self._allow_remote()
+        args = [str(bins / "postgres"), "-D", str(self.root / PGDATA), "-h", self.host, "-p", str(self.port),
                 "-c", "unix_socket_directories=", "-c", "max_connections=200"]
         if not self.durable:
             args += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True, **_run_as())
-        server_url = template.format(port=self.port).rsplit("/", 1)[0] + "/postgres"
+        here = LOOPBACK if self.host in ANY else self.host  # how this process reaches it
+        server_url = template.format(host=url_host(here), port=self.port).rsplit("/", 1)[0] + "/postgres"
         deadline = time.monotonic() + timeout
         import psycopg
 
@@ -216,14 +243,31 @@ class LocalPostgres:
             try:
                 psycopg.connect(server_url, connect_timeout=2).close()
                 break
-            except psycopg.OperationalError:
+            except psycopg.OperationalError as e:
+                if "pg_hba.conf" in str(e):  # up, but refuses this process's address: no use waiting
+                    self.stop()
+                    raise PostgresUnavailable(f"postgres refuses connections from {here} (--allow "
+                                              f"{self.allow}): {str(e).strip()}") from None
                 if time.monotonic() > deadline:
                     self.stop()
                     raise PostgresUnavailable(f"postgres did not accept connections within {timeout:.0f} s") \
                         from None
                 time.sleep(0.2)
-        self.url = create_database(server_url, self.db)
+        create_database(server_url, self.db)
+        self.url = template.format(host=url_host(client_address(self.host)), port=self.port)
+        url_file = self.root / URL_FILE
+        url_file.write_text(self.url + "\n")
+        url_file.chmod(0o600)
         return self.url
+
+    def _allow_remote(self) -> None:
+        """A pg_hba.conf line letting hosts of ``allow`` connect over TCP with the password (initdb's
+        file lets only loopback in); added once."""
+        hba = self.root / PGDATA / "pg_hba.conf"
+        line = f"host all all {self.allow} scram-sha-256  # climbrl: --allow"
+        text = hba.read_text()
+        if line not in text.splitlines():
+            hba.write_text(text.rstrip("\n") + "\n" + line + "\n")
 
     def stop(self, timeout: float = 30.0) -> None:
         """Fast shutdown (SIGINT: running transactions are rolled back), then SIGKILL if it hangs."""
@@ -261,14 +305,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.postgres", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=".pgdata", help="its folder (data, URL, log); kept (default .pgdata)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_PG_PORT", "5432")),
-                    help="port on 127.0.0.1 (default CLIMBRL_PG_PORT or 5432)")
+                    help="port (default CLIMBRL_PG_PORT or 5432)")
     ap.add_argument("--db", default="climbrl", help="database to create (default climbrl)")
+    ap.add_argument("--host", default=HOST, help="the address to listen on (default 127.0.0.1, this machine "
+                    "only; an address of this machine or 0.0.0.0 for workers on others)")
+    ap.add_argument("--allow", default="samenet", help="beyond loopback, the clients that may connect with the "
+                    "password (pg_hba.conf: samenet, the default, or a CIDR such as 10.0.0.0/8)")
     args = ap.parse_args(argv)
     data = Path(args.data).resolve()
     if os.geteuid() == 0:
         data.mkdir(parents=True, exist_ok=True)
         _owned(data)
-    server = LocalPostgres(data, port=args.port, db=args.db, durable=True)
+    server = LocalPostgres(data, port=args.port, db=args.db, durable=True, host=args.host, allow=args.allow)
     stop = {"now": False}
 
     def handler(signum: int, frame: Any) -> None:
@@ -281,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     except PostgresUnavailable as e:
         print(f"pipeline.postgres: {e}", file=sys.stderr)
         return 1
-    print(f"PostgreSQL on {HOST}:{server.port}, data {data / PGDATA}; URL (also in {data / URL_FILE}):\n{url}",
+    print(f"PostgreSQL on {server.host}:{server.port}, data {data / PGDATA}; URL (also in {data / URL_FILE}):\n{url}",
           flush=True)
     try:
         while not stop["now"] and server.proc is not None and server.proc.poll() is None:

@@ -11,7 +11,10 @@ command with one server for all of them:
   its health endpoint answers, the command runs with ``PREFECT_API_URL`` set, and the server is
   stopped when the command ends, fails, or this process is interrupted (SIGINT, SIGTERM).
 
-PORT: ``--port``, else ``CLIMBRL_PREFECT_PORT``, else a free port. The server's log goes to
+PORT: ``--port``, else ``CLIMBRL_PREFECT_PORT``, else a free port. ``--host`` (default 127.0.0.1,
+this machine only): an address of this machine, or 0.0.0.0, for Dask workers on other machines,
+which are then given ``PREFECT_API_URL=http://HOST:PORT/api`` (pipeline/hosts.py; Prefect's
+server has no authentication). The server's log goes to
 ``PREFECT_HOME/server.log``; the UI's address is printed while the command runs. Exit status:
 the command's (or 1 when the server does not come up).
 """
@@ -32,8 +35,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pipeline  # noqa: F401  (environment defaults: PREFECT_HOME, analytics off)
+from pipeline.hosts import ANY, LOOPBACK, client_address, url_host
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
 
 
 class ServerError(RuntimeError):
@@ -73,9 +77,9 @@ def _stop(proc: subprocess.Popen, grace: float = 15.0) -> None:
 
 @contextmanager
 def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
-                   log: Path | None = None) -> Iterator[str]:
+                   log: Path | None = None, host: str = HOST) -> Iterator[str]:
     """The API URL of a Prefect server for the duration: ``PREFECT_API_URL`` when set, else a
-    server started here on loopback and stopped on exit (also on an exception)."""
+    server started here on ``host`` (default loopback) and stopped on exit (also on an exception)."""
     given = os.environ.get("PREFECT_API_URL")
     if given:
         if not healthy(given, timeout=10.0):
@@ -83,26 +87,28 @@ def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
                               "start that server or unset PREFECT_API_URL to start one here")
         yield given
         return
-    port = port or int(os.environ.get("CLIMBRL_PREFECT_PORT") or 0) or free_port()
+    here = LOOPBACK if host in ANY else host  # how this process reaches it
+    port = port or int(os.environ.get("CLIMBRL_PREFECT_PORT") or 0) or free_port(here)
     home = Path(os.environ["PREFECT_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     log = log or home / "server.log"
     env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)
-    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", HOST, "--port", str(port),
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port),
            "--analytics-off", "--no-scheduler", "--no-late-runs"]
-    api_url = f"http://{HOST}:{port}/api"
+    api_url = f"http://{url_host(client_address(host))}:{port}/api"
+    health = f"http://{url_host(here)}:{port}/api"
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
     try:
         deadline = time.monotonic() + startup_timeout
-        while not healthy(api_url):
+        while not healthy(health):
             if proc.poll() is not None:
                 raise ServerError(f"the Prefect server exited with status {proc.returncode} before answering; "
                                   f"see {log}")
             if time.monotonic() > deadline:
-                raise ServerError(f"the Prefect server did not answer {api_url}/health within "
+                raise ServerError(f"the Prefect server did not answer {health}/health within "
                                   f"{startup_timeout:.0f} s; see {log}")
             time.sleep(0.25)
         yield api_url
@@ -110,14 +116,14 @@ def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
         _stop(proc)
 
 
-def run_with_server(command: Sequence[str], port: int | None = None) -> int:
+def run_with_server(command: Sequence[str], port: int | None = None, host: str = HOST) -> int:
     """``command`` with ``PREFECT_API_URL`` naming one server (:func:`prefect_server`); its exit status.
 
     SIGTERM to this process stops the command (SIGTERM forwarded) and then the server. Ctrl-C
     reaches the command from the terminal; this process waits for it to end, then stops the server."""
     start = time.perf_counter()
     try:
-        with prefect_server(port) as url:
+        with prefect_server(port, host=host) as url:
             ui = url.removesuffix("/api")
             print(f"prefect: server {url} up in {time.perf_counter() - start:.1f} s (UI: {ui})", file=sys.stderr)
             proc = subprocess.Popen(list(command), env={**os.environ, "PREFECT_API_URL": url})
@@ -144,12 +150,14 @@ def main(argv: list[str] | None = None) -> int:
                                 description="run COMMAND with one local Prefect server (or PREFECT_API_URL)")
     p.add_argument("--port", type=int, default=None, help="the server's port (default: CLIMBRL_PREFECT_PORT "
                    "or a free one)")
+    p.add_argument("--host", default=HOST, help="the address to listen on (default 127.0.0.1, this machine "
+                   "only; an address of this machine or 0.0.0.0 for workers on others)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         p.error("give the command after --, e.g. python -m pipeline.prefect_server -- dvc repro")
-    return run_with_server(command, args.port)
+    return run_with_server(command, args.port, args.host)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+"""Which address a server listens on, and the one its clients are given.
+
+Every server of the project (PostgreSQL, MLflow, Prefect) listens on 127.0.0.1 unless told
+otherwise (``--host``): only this machine reaches it. A study spread over several machines needs
+its servers on an address the others reach: ``--host`` an address of this machine, or
+``0.0.0.0`` (all of them), in which case the clients are given this machine's host name.
+Opening a server beyond loopback is the user's choice, behind their own network's protection:
+the database asks for its password; MLflow's and Prefect's servers have no authentication.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+LOOPBACK = "127.0.0.1"
+ANY = ("0.0.0.0", "*", "::")
+
+
+def client_address(host: str) -> str:
+    """The address to give clients of a server listening on ``host``."""
+    return socket.gethostname() if host in ANY else host
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def url_host(host: str) -> str:
+    """``host`` as it stands in a URL (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
