@@ -44,7 +44,9 @@ def machine(device: str) -> dict[str, Any]:
 
 
 def run(game: str, algo: str, device: str, actors: int, minutes: float, games: int, hidden: int,
-        seed: int) -> dict[str, Any]:
+        seed: int, write: Any = None) -> dict[str, Any]:
+    """The run's summary; ``write(summary)`` after every epoch as well, so that a run stopped at a
+    time limit of its own (a lent machine's command limit) keeps what it measured."""
     name, _, rules = game.partition(":")
     cfg = train_config(algo, game=name, rules=rules, epochs=100_000, games_per_epoch=games, hidden=hidden,
                        eval_every=0, keep_policy_every=0, seed=seed, actors=actors, device=device)
@@ -54,8 +56,13 @@ def run(game: str, algo: str, device: str, actors: int, minutes: float, games: i
 
     def on_epoch(row: dict[str, Any]) -> None:
         rows.append({**row, "at_seconds": time.perf_counter() - start})
+        if write:
+            write(summary())
         if rows[-1]["at_seconds"] >= limit:
             raise TimeUp
+
+    def summary() -> dict[str, Any]:
+        return _summary(game, algo, device, actors, minutes, games, hidden, limit, rows)
 
     out = Path(tempfile.mkdtemp(prefix="climbrl-budget-"))
     try:
@@ -64,6 +71,11 @@ def run(game: str, algo: str, device: str, actors: int, minutes: float, games: i
         pass
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    return summary()
+
+
+def _summary(game: str, algo: str, device: str, actors: int, minutes: float, games: int, hidden: int,
+             limit: float, rows: list[dict[str, Any]]) -> dict[str, Any]:
     within = [r for r in rows if r["at_seconds"] <= limit]
     work = sum(r["play_seconds"] + r["update_seconds"] for r in rows)
     decisions = sum(r["decisions"] for r in rows)
@@ -89,15 +101,19 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "budget.json"))
     args = p.parse_args()
+    measured = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def write(r: dict[str, Any]) -> None:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps({"measured": measured, "machine": machine(args.device), "rows": [r]},
+                                             indent=2) + "\n")
+
     r = run(args.games, args.algo, args.device, args.actors, args.minutes, args.games_per_epoch, args.hidden,
-            args.seed)
+            args.seed, write)
+    write(r)
     print(f"{r['game']} {r['algo']} device={r['device']} actors={r['actors']}: {r['decisions_within']} decisions "
           f"({r['epochs_within']} epochs) within {args.minutes:g} min, {r['decisions_per_s_overall']:.0f} decisions/s "
           f"with the updates", flush=True)
-    results = {"measured": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(args.device),
-               "rows": [r]}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
