@@ -274,3 +274,33 @@ def test_inputs_logged_by_two_runs_at_once_are_retried_after_the_datasets_race(s
         with mlflow.start_run(), pytest.raises(mlflow.exceptions.MlflowException):
             track.log_inputs([(track.params_file_input(params), "params")])
         assert len(calls) == attempts
+
+
+def test_a_tuning_trial_that_raises_leaves_its_run_failed(store, tmp_path, monkeypatch) -> None:
+    """A trial whose training raises is FAIL in Optuna and its nested MLflow run FAILED (tagged
+    state=failed), not FINISHED as if it had scored; the error reaches the caller."""
+    import mlflow
+    import optuna
+
+    import climbrl.training
+    from climbrl.params import load_params
+    from climbrl.tune import run_study
+
+    monkeypatch.chdir(tmp_path)
+    raw = {**SMALL, "tracking": {**SMALL["tracking"], "tracking_uri": f"sqlite:///{store / 'mlflow.db'}",
+                                 "experiment": "live-tune-fails"}}
+    Path("params.yaml").write_text(yaml.safe_dump(raw))
+    p = load_params("params.yaml")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the training broke")
+
+    monkeypatch.setattr(climbrl.training, "train", broken)
+    with pytest.raises(RuntimeError, match="the training broke"):
+        run_study(p.tune, trials=1, track=True, tracking=p.tracking, storage="sqlite:///optuna.db", study_name="f")
+    assert [t.state.name for t in optuna.load_study(study_name="f", storage="sqlite:///optuna.db").trials] == ["FAIL"]
+    client = mlflow.tracking.MlflowClient()
+    exp = mlflow.get_experiment_by_name("live-tune-fails")
+    runs = {r.data.tags.get("stage"): r for r in client.search_runs([exp.experiment_id])}
+    assert runs["tune-trial"].info.status == "FAILED" and runs["tune-trial"].data.tags["state"] == "failed"
+    assert runs["tune"].info.status == "FAILED"  # the worker's run, which the error left

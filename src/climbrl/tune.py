@@ -260,6 +260,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                     raise optuna.TrialPruned()
 
         ctx = mlflow.start_run(run_name=f"trial-{trial.number}", nested=True) if mlflow else None
+        failed: BaseException | None = None
         try:
             if ctx:
                 ctx.__enter__()
@@ -276,9 +277,14 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             if ctx:
                 mlflow.set_tag("state", "pruned")
             raise
+        except BaseException as e:  # the trial's run ends FAILED, as Optuna's trial does
+            failed = e
+            if ctx:
+                mlflow.set_tag("state", "failed")
+            raise
         finally:
             if ctx:
-                ctx.__exit__(None, None, None)
+                ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
 
     def optimize() -> None:
         if budget is None:
