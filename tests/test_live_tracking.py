@@ -235,6 +235,13 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
     assert train_run.info.status == "FINISHED" and train_run.data.params["epochs"] == "3"
     assert steps(client, train_run.info.run_id) == [1, 2, 3]
     assert all(m.timestamp > 0 for m in client.get_metric_history(train_run.info.run_id, "games"))
+    # logged live through the stage, each epoch when it ended: after its snapshot was written and
+    # before the next epoch's (a run filled in at the end would hold the end's time for them all)
+    snaps = [(tmp_path / "True" / "runs" / "ppo" / "snapshots" / f"epoch{e:03d}.pt").stat().st_mtime * 1000
+             for e in (1, 2, 3)]
+    logged = {m.step: m.timestamp for m in client.get_metric_history(train_run.info.run_id, "games")}
+    for epoch in (1, 2):
+        assert int(snaps[epoch - 1]) <= logged[epoch] <= snaps[epoch], (epoch, logged, snaps)
     assert {a.path for a in client.list_artifacts(train_run.info.run_id)} == {"policy.pt", "metrics.csv"}
 
 
