@@ -82,9 +82,10 @@ def test_slices_played_apart_give_the_rollout_of_one_batch(kw: dict) -> None:
     np.testing.assert_allclose(joined.logp, whole.logp, rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("game", ["big2", "doudizhu"])
-def test_value_learner_numbers_do_not_depend_on_the_actor_count(tmp_path, game: str) -> None:
-    runs = [train(small("dqn", game, actors=n), tmp_path / str(n), progress=False) for n in (1, 2)]
+@pytest.mark.parametrize("algo,game", [("dqn", "big2"), ("dqn", "doudizhu"), ("mcq", "big2"),
+                                       ("sarsa", "doudizhu"), ("qlearning", "big2")])
+def test_value_learner_numbers_do_not_depend_on_the_actor_count(tmp_path, algo: str, game: str) -> None:
+    runs = [train(small(algo, game, actors=n), tmp_path / str(n), progress=False) for n in (1, 2)]
     assert numbers(runs[0]["history"]) == numbers(runs[1]["history"])
     a, b = weights(tmp_path / "1" / "policy.pt"), weights(tmp_path / "2" / "policy.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
