@@ -17,6 +17,7 @@ _START = time.perf_counter()  # the stage's time counts from here (stage_times)
 import argparse  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pipeline  # noqa: F401, E402  (environment defaults)
 from climbrl.params import ParamsError  # noqa: E402
@@ -60,27 +61,50 @@ def main(argv: list[str] | None = None) -> int:
                "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]
         run()
+        work = time.perf_counter() - start
     else:
         from pipeline import flows
 
         runner = "dask" if os.environ.get("CLIMBRL_DASK_ADDRESS") else "threads"  # the study's learners
-        {"seeds": lambda: flows.seeds_flow(args.params),
-         "train": lambda: flows.train_flow(args.algo, args.params, track),
-         "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
-         "baselines": lambda: flows.baselines_flow(args.params),
-         "deep": lambda: flows.deep_flow(args.params, track),
-         "tournament": lambda: flows.tournament_flow(args.params, track),
-         "behaviour": lambda: flows.behaviour_flow(args.params, track),
-         "report": lambda: flows.report_flow(args.params, track),
-         "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]()
+        work = _run_flow(flows, args, track, runner)
     print(f"stage {args.stage} {args.algo or ''} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     if args.stage not in ("study", "report"):
         from climbrl.stage_times import write_stage_time
 
         write_stage_time(stages.study_paths(params).reports, args.stage, time.perf_counter() - _START,
-                         args.algo if args.stage in ("train", "evaluate") else None)
+                         args.algo if args.stage in ("train", "evaluate") else None, work_seconds=work)
     return 0
 
+
+def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) -> float | None:
+    """The stage's flow; returns the seconds of the stage's own work, which its stage process
+    records (:func:`pipeline.flows.record_work`) in a file named in its environment."""
+    import tempfile
+
+    call = {"seeds": lambda: flows.seeds_flow(args.params),
+            "train": lambda: flows.train_flow(args.algo, args.params, track),
+            "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
+            "baselines": lambda: flows.baselines_flow(args.params),
+            "deep": lambda: flows.deep_flow(args.params, track),
+            "tournament": lambda: flows.tournament_flow(args.params, track),
+            "behaviour": lambda: flows.behaviour_flow(args.params, track),
+            "report": lambda: flows.report_flow(args.params, track),
+            "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]
+    if args.stage in ("study", "report"):  # not timed
+        call()
+        return None
+    with tempfile.TemporaryDirectory(prefix="climbrl-work-") as d:
+        path = os.path.join(d, "seconds")
+        before = os.environ.get(flows.WORK_FILE)
+        os.environ[flows.WORK_FILE] = path  # for the stage process this one starts (spawn copies it)
+        try:
+            call()
+        finally:
+            if before is None:
+                del os.environ[flows.WORK_FILE]
+            else:
+                os.environ[flows.WORK_FILE] = before
+        return flows.read_work(path)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,6 +24,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -78,16 +79,47 @@ def in_project(project: str | None, fn: Callable[..., Any], /, *args: Any, **kwa
     stages read and write paths relative to it: data/, runs/, reports/, the params file, a SQLite
     tracking store). The study flow passes its own folder, so a stage run by a Dask worker started
     elsewhere writes to the project (a filesystem every worker mounts at the same path, the shared
-    store), never to the worker's own folder. ``None``, or the current folder: a plain call."""
+    store), never to the worker's own folder. ``None``, or the current folder: a plain call.
+    The call's own time is added to the file named by ``CLIMBRL_STAGE_WORK_FILE`` when that is set
+    (:func:`record_work`)."""
     if project is None or Path(project).resolve() == Path.cwd().resolve():
-        return fn(*args, **kwargs)
+        return _timed(fn, *args, **kwargs)
     with _cwd_lock:  # the working directory is process-wide
         before = os.getcwd()
         os.chdir(project)
         try:
-            return fn(*args, **kwargs)
+            return _timed(fn, *args, **kwargs)
         finally:
             os.chdir(before)
+
+
+WORK_FILE = "CLIMBRL_STAGE_WORK_FILE"
+
+
+def _timed(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    start = time.perf_counter()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        record_work(time.perf_counter() - start)
+
+
+def record_work(seconds: float) -> None:
+    """Add ``seconds`` of a stage's own work (the stage function, without the process start, the
+    imports and Prefect) to the file ``CLIMBRL_STAGE_WORK_FILE`` names, if any: ``python -m
+    pipeline STAGE`` sets it for the stage process it starts, and records the sum beside the
+    stage's wall time (:mod:`climbrl.stage_times`); a retried task adds both attempts."""
+    path = os.environ.get(WORK_FILE)
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{seconds!r}\n")
+
+
+def read_work(path: str | Path) -> float | None:
+    """The seconds :func:`record_work` added up in ``path``; None when nothing was recorded."""
+    p = Path(path)
+    lines = p.read_text().split() if p.exists() else []
+    return sum(float(x) for x in lines) if lines else None
 
 
 def _stage(name: str, params_file: str, /, *args: Any, **kwargs: Any) -> Any:

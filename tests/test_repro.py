@@ -113,9 +113,16 @@ def test_stage_times_are_recorded_in_pipeline_order_and_summed(tmp_path) -> None
     rows = read_stage_times(tmp_path)
     assert [(r["stage"], r["learner"]) for r in rows] == [("seeds", None), ("train", "ppo"), ("tournament", None)]
     md = "\n".join(stage_time_lines(tmp_path))
-    assert "| train | ppo | 61 s |" in md and "| tournament |  | 2.2 min |" in md
-    assert "**all stages** | | **3.2 min**" in md
+    assert "| train | ppo | 61 s |  |  |" in md and "| tournament |  | 2.2 min |  |  |" in md
+    assert "**all stages** | | **3.2 min** | | |" in md  # own work not known for every stage: no sum
     assert stage_time_lines(tmp_path / "none") == []
+    # with each stage's own work: the rest (process start, imports, Prefect) per stage and summed
+    write_stage_time(tmp_path, "tournament", 130.0, work_seconds=124.5)
+    write_stage_time(tmp_path, "train", 61.04, "ppo", work_seconds=57.0)
+    write_stage_time(tmp_path, "seeds", 3.0, work_seconds=0.01)
+    md = "\n".join(stage_time_lines(tmp_path))
+    assert "| train | ppo | 61 s | 57 s | 4.0 s |" in md and "| tournament |  | 2.2 min | 2.1 min | 5.5 s |" in md
+    assert "**all stages** | | **3.2 min** | **3.0 min** | **13 s** |" in md
 
 
 def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
@@ -127,7 +134,35 @@ def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
     assert main(["seeds", "--no-prefect", "--no-track", "--study", "doudizhu"]) == 0
     for reports in ("reports", "reports/doudizhu"):
         (row,) = read_stage_times(tmp_path / reports)
-        assert row["stage"] == "seeds" and row["learner"] is None and row["seconds"] > 0
+        assert row["stage"] == "seeds" and row["learner"] is None and 0 < row["work_seconds"] < row["seconds"]
+    assert main(["seeds", "--no-track"]) == 0  # as a Prefect flow: its own work apart from Prefect's
+    (row,) = read_stage_times(tmp_path / "reports")
+    assert 0 < row["work_seconds"] < 1 < row["seconds"], row  # milliseconds of work; Prefect costs seconds
+    from pipeline.flows import WORK_FILE
+
+    assert WORK_FILE not in os.environ  # the clock's file was named for the stage process only
+
+
+def _nap() -> str:
+    import time
+
+    time.sleep(0.3)
+    return "done"
+
+
+def test_a_stage_process_records_its_own_work_for_the_stage_time(tmp_path, monkeypatch) -> None:
+    """The stage runs in a spawned process (flows.in_own_process): the seconds of its own work
+    reach the parent through the file CLIMBRL_STAGE_WORK_FILE names; a retried task adds both."""
+    from pipeline import flows
+
+    clock = tmp_path / "seconds"
+    monkeypatch.setenv(flows.WORK_FILE, str(clock))
+    assert flows.read_work(clock) is None
+    assert flows.in_own_process(flows.in_project, None, _nap) == "done"
+    first = flows.read_work(clock)
+    assert 0.3 <= first < 5
+    flows.in_project(None, _nap)
+    assert first + 0.3 <= flows.read_work(clock) < first + 5
 
 
 def test_every_study_s_experiment_exists_before_the_studies_start(tmp_path) -> None:

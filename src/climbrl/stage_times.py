@@ -2,7 +2,9 @@
 
 ``python -m pipeline STAGE`` records, when the stage has finished, ``REPORTS/times/NAME.json``
 (``NAME`` = the stage, with its learner: ``train-ppo``) holding the seconds from the start of its
-process (imports, the Prefect flow and its server round trips included) to the end of its work.
+process (imports, the Prefect flow and its server round trips included) to the end of its work,
+and of them the stage function's own (``work_seconds``), so that what Prefect and the process
+cost beside the work is seen stage by stage.
 DVC keeps each file as an output of its stage (``cache: false``), so a stage that did not rerun
 keeps its last measured time, and the report's "Stage times" table shows what every stage of the
 study last took. The report stage itself is not timed (it cannot time itself in its own table).
@@ -23,10 +25,14 @@ def stage_time_path(reports: Path, stage: str, learner: str | None = None) -> Pa
     return Path(reports) / TIMES / (f"{stage}-{learner}.json" if learner else f"{stage}.json")
 
 
-def write_stage_time(reports: Path, stage: str, seconds: float, learner: str | None = None) -> Path:
+def write_stage_time(reports: Path, stage: str, seconds: float, learner: str | None = None,
+                     work_seconds: float | None = None) -> Path:
+    """``seconds`` from the process's start; ``work_seconds`` of them the stage function's own (None:
+    not measured), the rest being the process start, the imports and Prefect."""
     path = stage_time_path(reports, stage, learner)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"stage": stage, "learner": learner, "seconds": round(seconds, 3),
+    work = {} if work_seconds is None else {"work_seconds": round(work_seconds, 3)}
+    path.write_text(json.dumps({"stage": stage, "learner": learner, "seconds": round(seconds, 3), **work,
                                 "finished": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n")
     return path
 
@@ -47,15 +53,24 @@ def stage_time_lines(reports: Path) -> list[str]:
     if not rows:
         return []
     total = sum(r["seconds"] for r in rows)
+    timed = [r for r in rows if r.get("work_seconds") is not None]
     lines = ["## Stage times", "",
              "Wall time of each stage's last run (`python -m pipeline STAGE`: from the start of its process, "
-             "Prefect included, to the end of its work), as recorded in `times/`. They add up to the study's "
-             "time when its stages run one after another; `make run` runs the studies side by side "
-             "(`pipeline/repro.py`), so its wall time is less than the two studies' sums together.", "",
-             "| stage | learner | time |", "|---|---|---|"]
+             "Prefect included, to the end of its work), as recorded in `times/`, and of it the stage's own "
+             "work (the stage function, without the process start, the imports and Prefect). They add up to "
+             "the study's time when its stages run one after another; `make run` runs the studies side by "
+             "side (`pipeline/repro.py`), so its wall time is less than the two studies' sums together.", "",
+             "| stage | learner | time | own work | start, imports, Prefect |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['stage']} | {r.get('learner') or ''} | {_fmt(r['seconds'])} |")
-    lines += [f"| **all stages** | | **{_fmt(total)}** |", ""]
+        w = r.get("work_seconds")
+        rest = "" if w is None else f"{r['seconds'] - w:.1f} s"
+        lines.append(f"| {r['stage']} | {r.get('learner') or ''} | {_fmt(r['seconds'])} | "
+                     f"{'' if w is None else _fmt(w)} | {rest} |")
+    if timed and len(timed) == len(rows):
+        work = sum(r["work_seconds"] for r in rows)
+        lines += [f"| **all stages** | | **{_fmt(total)}** | **{_fmt(work)}** | **{total - work:.0f} s** |", ""]
+    else:
+        lines += [f"| **all stages** | | **{_fmt(total)}** | | |", ""]
     return lines
 
 
