@@ -343,6 +343,61 @@ def test_mlflow_server_on_postgres_takes_runs_from_two_processes(tmp_path, postg
     assert not (tmp_path / "mlruns").exists()
 
 
+def test_make_server_starts_its_own_postgres_and_stops_cleanly(tmp_path, postgres_server) -> None:
+    """``make server`` as a user runs it: ``python -m pipeline.mlflow_server`` with no backend
+    given starts a PostgreSQL of its own in ``--pgdata``, then the MLflow server on it; a client
+    logs a run; Ctrl-C (SIGINT) stops both, exit status 0; a second start finds the same run
+    (the data folder is kept)."""
+    import tempfile
+
+    from mlflow.tracking import MlflowClient
+    from pipeline.postgres import free_port
+
+    pgdata = Path(tempfile.mkdtemp(prefix="climbrl-make-server-"))  # reachable by nobody when run as root
+    pgdata.chmod(0o711)
+    port = free_port()
+    cmd = [sys.executable, "-m", "pipeline.mlflow_server", "--pgdata", str(pgdata / "pg"), "--artifacts",
+           str(tmp_path / "artifacts"), "--port", str(port), "--log", str(tmp_path / "server.log")]
+    env = {k: v for k, v in _env().items() if k != "CLIMBRL_MLFLOW_BACKEND"}
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        for line in proc.stdout:
+            if "export MLFLOW_TRACKING_URI=" in line:
+                return proc
+        raise AssertionError(f"the server did not come up: {proc.wait()}, {(tmp_path / 'server.log').read_text()}")
+
+    def stop(proc: subprocess.Popen) -> None:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+
+    try:
+        proc = start()
+        uri = f"http://127.0.0.1:{port}"
+        client = MlflowClient(tracking_uri=uri)
+        run = client.create_run(client.create_experiment("make-server"))
+        client.log_metric(run.info.run_id, "x", 2.0)
+        stop(proc)
+        assert not _answers(uri)
+        proc = start()  # the same database again
+        assert MlflowClient(tracking_uri=uri).get_run(run.info.run_id).data.metrics == {"x": 2.0}
+        stop(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        import shutil
+
+        shutil.rmtree(pgdata, ignore_errors=True)
+
+
+def _answers(uri: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{uri}/health", timeout=2):
+            return True
+    except OSError:
+        return False
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root process drops to nobody to run PostgreSQL")
 def test_server_binaries_out_of_nobody_s_reach_are_copied_where_it_can_run_them(tmp_path) -> None:
     """Run as root, the server runs as ``nobody``; a virtual environment under a private folder
