@@ -22,6 +22,18 @@ def client_address(host: str) -> str:
     return socket.gethostname() if host in ANY else host
 
 
+def local_address(host: str) -> str:
+    """The address this machine's own processes reach a server listening on ``host`` by."""
+    return LOOPBACK if host in ANY else host
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port free on ``host`` now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import pipeline  # noqa: F401  (environment defaults)
-from pipeline.hosts import ANY, LOOPBACK, client_address, is_loopback, url_host
-from pipeline.postgres import HOST, LocalPostgres, PostgresUnavailable, create_database, free_port
+from pipeline.hosts import client_address, free_port, is_loopback, local_address, url_host
+from pipeline.postgres import HOST, LocalPostgres, PostgresUnavailable, create_database
 
 
 class ServerError(RuntimeError):
@@ -96,7 +96,7 @@ def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, 
                   timeout: float = 120.0, host: str = HOST, allowed_hosts: str | None = None) -> Iterator[str]:
     """The server for the duration, listening on ``host``; yields its tracking URI for clients
     (``http://127.0.0.1:PORT`` by default)."""
-    here = LOOPBACK if host in ANY else host  # how this process reaches it
+    here = local_address(host)  # how this process reaches it
     port = port or free_port(here)
     uri = f"http://{url_host(client_address(host))}:{port}"
     health = f"http://{url_host(here)}:{port}"

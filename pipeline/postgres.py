@@ -34,7 +34,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -45,7 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pipeline.hosts import ANY, LOOPBACK, client_address, is_loopback, url_host
+from pipeline.hosts import LOOPBACK, client_address, free_port, is_loopback, local_address, url_host
 
 HOST = LOOPBACK
 URL_FILE = "climbrl-url"
@@ -127,12 +126,6 @@ def available() -> str | None:
     except PostgresUnavailable as e:
         return str(e)
     return None
-
-
-def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def _run_as() -> dict[str, Any]:
@@ -221,7 +214,8 @@ class LocalPostgres:
         _check_reachable(self.root)
         bins = bin_dir()
         template = self._init(bins)
-        self.port = self.port or free_port(LOOPBACK if self.host in ANY else self.host)
+        here = local_address(self.host)  # how this process reaches it
+        self.port = self.port or free_port(here)
         if not is_loopback(self.host):
             self._allow_remote()
         args = [str(bins / "postgres"), "-D", str(self.root / PGDATA), "-h", self.host, "-p", str(self.port),
@@ -231,7 +225,6 @@ class LocalPostgres:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True, **_run_as())
-        here = LOOPBACK if self.host in ANY else self.host  # how this process reaches it
         server_url = template.format(host=url_host(here), port=self.port).rsplit("/", 1)[0] + "/postgres"
         deadline = time.monotonic() + timeout
         import psycopg

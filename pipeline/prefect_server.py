@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,19 +34,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pipeline  # noqa: F401  (environment defaults: PREFECT_HOME, analytics off)
-from pipeline.hosts import ANY, LOOPBACK, client_address, url_host
+from pipeline.hosts import LOOPBACK, client_address, free_port, local_address, url_host
 
 HOST = LOOPBACK
 
 
 class ServerError(RuntimeError):
     """The Prefect server did not come up (or a given PREFECT_API_URL does not answer)."""
-
-
-def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def healthy(api_url: str, timeout: float = 2.0) -> bool:
@@ -87,7 +80,7 @@ def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
                               "start that server or unset PREFECT_API_URL to start one here")
         yield given
         return
-    here = LOOPBACK if host in ANY else host  # how this process reaches it
+    here = local_address(host)  # how this process reaches it
     port = port or int(os.environ.get("CLIMBRL_PREFECT_PORT") or 0) or free_port(here)
     home = Path(os.environ["PREFECT_HOME"])
     home.mkdir(parents=True, exist_ok=True)

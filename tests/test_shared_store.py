@@ -69,6 +69,15 @@ def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
     return out
 
 
+def _running_trials(study: str, url: str) -> list:
+    """The study's RUNNING trials; none while the study does not exist yet."""
+    import optuna
+
+    try:
+        return optuna.load_study(study_name=study, storage=url).get_trials(states=(optuna.trial.TrialState.RUNNING,))
+    except KeyError:
+        return []
+
 def test_two_workers_share_one_study(tmp_path, postgres_url):
     import optuna
 
@@ -123,11 +132,7 @@ def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
     deadline = time.monotonic() + 120
     while True:
         assert worker.poll() is None and time.monotonic() < deadline, "the first trial never started"
-        try:
-            running = optuna.load_study(study_name="killed", storage=postgres_url).get_trials(
-                states=(optuna.trial.TrialState.RUNNING,))
-        except KeyError:  # the study does not exist yet
-            running = []
+        running = _running_trials("killed", postgres_url)
         if running and (tmp_path / "runs" / "tune" / "killed" / "trial-0" / "metrics.csv").exists():
             break
         time.sleep(0.5)
@@ -168,12 +173,7 @@ def test_two_workers_one_killed_mid_trial_the_other_runs_its_retry(tmp_path, pos
     killed = None
     while killed is None:
         assert victim.poll() is None and time.monotonic() < deadline, "the victim never ran a trial"
-        try:
-            running = optuna.load_study(study_name="two-killed", storage=postgres_url).get_trials(
-                states=(optuna.trial.TrialState.RUNNING,))
-        except KeyError:  # the study does not exist yet
-            running = []
-        for t in running:
+        for t in _running_trials("two-killed", postgres_url):
             folder = tmp_path / "runs" / "tune" / "two-killed" / f"trial-{t.number}"
             if t.user_attrs.get("worker") == mark and (folder / "metrics.csv").exists():
                 killed = t

@@ -235,12 +235,14 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
         tr.configure(tracking.tracking_uri, tracking.experiment)
         import mlflow
 
+    worker = f"{socket.gethostname()}:{os.getpid()}"  # this worker, in Optuna's trials and MLflow's runs
+
     def objective(trial: Any) -> float:
         from climbrl.training import train
 
         if budget:
             budget.started()
-            trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+            trial.set_user_attr("worker", worker)
         values = suggest(trial, algo)
         cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
                            eval_every=tp.eval_every, eval_games=tp.eval_games,
@@ -265,7 +267,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             if ctx:
                 ctx.__enter__()
                 mlflow.set_tags({"stage": "tune-trial", "algo": algo, "study": study_name, "trial": str(trial.number),
-                                 "worker": f"{socket.gethostname()}:{os.getpid()}"})
+                                 "worker": worker})
                 mlflow.log_params(values)
             train(cfg, run_dir, progress=False, on_epoch=report)
             value = last.get("value", 0.0)
