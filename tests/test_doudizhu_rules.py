@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from climbrl.agents import Decision, make_agent
 from climbrl.agents.ddz_hand import NODE_CAP, evaluate_moves, hand_plays, split_hand, split_nodes
@@ -64,6 +66,35 @@ def test_the_split_finds_the_fewest_plays() -> None:
     assert _split("5555K22") == (3, ["bomb:5555", "pair:22", "solo:K"])
     assert _split("3332") == (2, ["solo:2", "trio:333"])
     assert _split("") == (0, [])
+    # a plane's wing is never the last card of one of its own fours: TTTJJJ+JK is no combination
+    assert _split("TTTJJJJK") == (2, ["bomb:JJJJ", "trio_solo:TTTK"])
+    assert _split("9TTTJJJJK") == (2, ["solo:J", "trio_solo_chain:9TTTJJJK"])
+
+
+@st.composite
+def _hands(draw) -> np.ndarray:
+    """Hands of up to 20 cards, rich in trios and fours (so in planes beside a four)."""
+    counts = draw(st.lists(st.integers(0, 4), min_size=13, max_size=13)) + draw(
+        st.lists(st.integers(0, 1), min_size=2, max_size=2))
+    hand, total = np.zeros(15, dtype=np.int8), 0
+    for q in draw(st.permutations(range(15))):
+        hand[q] = min(counts[q], 20 - total)
+        total += int(hand[q])
+    return hand
+
+
+@settings(max_examples=300, deadline=None)
+@given(hand=_hands())
+def test_every_group_of_the_split_is_a_combination_under_every_preset(hand) -> None:
+    """The rule agents lead these groups, and the search encoder counts them as plays: each must
+    be a move the game itself parses, and together they are the hand."""
+    plays, _, groups = split_hand(hand)
+    assert plays == len(groups) and sum((c.astype(np.int64) for _, c in groups), np.zeros(15, np.int64)).tolist() == hand.tolist()
+    for preset in PRESETS:
+        game = DdzGame(preset)
+        for t, counts in groups:
+            m = game.parse_move(format_counts(counts))
+            assert m in game.table.ids_of(counts) and game.table.type[m] == t
 
 
 def test_ties_go_to_the_split_with_the_strongest_leftover_singles() -> None:

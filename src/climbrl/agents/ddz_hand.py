@@ -19,7 +19,8 @@ The search (:func:`split_hand`)
        then trios, pairs and singles by their counts.
     3. Wings. Planes (longest first) take as many solo wings as they have trios, the lowest
        singles of the rest, or else as many pair wings, the lowest pairs; if neither is
-       possible the plane flies bare. Trios (lowest first) then take the lowest single left,
+       possible the plane flies bare. A wing is never of the plane's own ranks (the last card
+       of a four that gave the plane a trio): no rule set allows ``TTTJJJ+J``. Trios (lowest first) then take the lowest single left,
        or else the lowest pair. A wing is never a 2 or a joker: those are the hand's control
        cards, kept to win tricks (the agents still play out a hand whose last move uses one).
        Every wing removes a play.
@@ -156,11 +157,14 @@ def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
             if opts[j, 0] != 2 or opts[j, 2] != length:
                 continue
             plays += 1
+            lo = opts[j, 1]
+            hi = lo + length
             ns = 0
             npr = 0
             for q in range(TWO):
-                ns += single[q]
-                npr += pair[q]
+                if q < lo or q >= hi:  # never a wing of the plane's own rank (a four's last card)
+                    ns += single[q]
+                    npr += pair[q]
             kind = 0
             if ns >= length:
                 kind = 1
@@ -169,12 +173,14 @@ def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
             k = ng
             if rec:
                 ng = _add_group(gtype, gcounts, ng, (TYPE_TRIO_CHAIN, TYPE_TRIO_SOLO_CHAIN, TYPE_TRIO_PAIR_CHAIN)[kind])
-                for q in range(opts[j, 1], opts[j, 1] + length):
+                for q in range(lo, hi):
                     gcounts[k, q] = 3
             left = length if kind else 0
             for q in range(TWO):
                 if left == 0:
                     break
+                if lo <= q < hi:
+                    continue
                 if kind == 1 and single[q]:
                     single[q] = False
                     left -= 1
