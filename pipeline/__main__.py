@@ -77,17 +77,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) -> float | None:
-    """The stage's flow; returns the seconds of the stage's own work, which its stage process
-    records (:func:`pipeline.flows.record_work`) in a file named in its environment."""
+    """The stage's flow, run in this process (the study flow spawns its stages' processes);
+    returns the seconds of the stage's own work, which the stage records
+    (:func:`pipeline.flows.record_work`) in a file named in the environment."""
     import tempfile
 
+    # This process is the stage's own (DVC starts one per stage): the stage runs in it, in place
+    # (seeds and report always do).
+    here = {"in_place": True}
     call = {"seeds": lambda: flows.seeds_flow(args.params),
-            "train": lambda: flows.train_flow(args.algo, args.params, track),
-            "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track),
-            "baselines": lambda: flows.baselines_flow(args.params),
-            "deep": lambda: flows.deep_flow(args.params, track),
-            "tournament": lambda: flows.tournament_flow(args.params, track),
-            "behaviour": lambda: flows.behaviour_flow(args.params, track),
+            "train": lambda: flows.train_flow(args.algo, args.params, track, **here),
+            "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track, **here),
+            "baselines": lambda: flows.baselines_flow(args.params, **here),
+            "deep": lambda: flows.deep_flow(args.params, track, **here),
+            "tournament": lambda: flows.tournament_flow(args.params, track, **here),
+            "behaviour": lambda: flows.behaviour_flow(args.params, track, **here),
             "report": lambda: flows.report_flow(args.params, track),
             "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]
     if args.stage in ("study", "report"):  # not timed
@@ -96,7 +100,7 @@ def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) ->
     with tempfile.TemporaryDirectory(prefix="climbrl-work-") as d:
         path = os.path.join(d, "seconds")
         before = os.environ.get(flows.WORK_FILE)
-        os.environ[flows.WORK_FILE] = path  # for the stage process this one starts (spawn copies it)
+        os.environ[flows.WORK_FILE] = path  # for the stage (here, or in a process a flow spawns)
         try:
             call()
         finally:

@@ -11,12 +11,18 @@ folder (:func:`in_project`), so a worker started anywhere writes to the project 
 store); a task whose worker died is run again by the scheduler on another worker, which is safe:
 training resumes from its checkpoint, the other stages rewrite the same files.
 
-The stage tasks that run concurrently (train, evaluate, tournament, behaviour) call their stage
-function (the one ``python -m pipeline STAGE --no-prefect`` calls) in a fresh process of its own
-(:func:`in_own_process`): torch's thread count and random stream are process-wide, so two
-stages on threads of one process could change each other's numbers. A learner trained by the
-study flow is therefore the DVC stage's, bit for bit. The seeds and report stages run alone in
-the flow and compute no torch numbers: they run in place (a process start costs seconds).
+The stage tasks that run concurrently in the study flow (train, evaluate, tournament,
+behaviour) call their stage function (the one ``python -m pipeline STAGE --no-prefect`` calls)
+in a fresh process of its own (:func:`in_own_process`): torch's thread count and random stream
+are process-wide, so two stages on threads of one process could change each other's numbers. The
+seeds and report stages run alone in the flow and compute no torch numbers: they run in place.
+
+A single stage's flow (``train_flow`` and the others) spawns its stage process too by default, so a
+caller's process (a notebook, a test) keeps its own state. ``python -m pipeline STAGE``, the command
+DVC runs, is already a process of the stage's own, with nothing beside it: it runs the flow with
+``in_place=True`` and saves the second process (the imports of torch and climbrl again, seconds a
+stage). Either way the stage function is the same and computes on one thread
+(:mod:`climbrl.threads`): a learner trained by a DVC stage is the study flow's, bit for bit.
 """
 
 from __future__ import annotations
@@ -132,9 +138,15 @@ def run_stage(project: str | None, name: str, params_file: str, /, *args: Any, o
               **kwargs: Any) -> Any:
     """The stage ``name`` on the params file, in the project folder, in a process of its own (or
     in place)."""
+    return _in_project_as(own_process, project, _stage, name, params_file, *args, **kwargs)
+
+
+def _in_project_as(own_process: bool, project: str | None, fn: Callable[..., Any], /, *args: Any,
+                   **kwargs: Any) -> Any:
+    """:func:`in_project` in a process of its own (:func:`in_own_process`) or in this one."""
     if own_process:
-        return in_own_process(in_project, project, _stage, name, params_file, *args, **kwargs)
-    return in_project(project, _stage, name, params_file, *args, **kwargs)
+        return in_own_process(in_project, project, fn, *args, **kwargs)
+    return in_project(project, fn, *args, **kwargs)
 
 
 # Learners whose checkpoint does not hold all of their state: Q-learning's and DQN's replay buffer
@@ -174,62 +186,68 @@ def seeds_task(params_path: str, project: str | None = None) -> str:
 
 
 @task(name="train-learner", retries=1, retry_delay_seconds=5)
-def train_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+def train_task(params_path: str, algo: str, track: bool = True, project: str | None = None,
+               own_process: bool = True) -> dict[str, Any]:
     """Running it again is safe (a Prefect retry, or the scheduler's after a Dask worker died in
     the middle of it): training resumes from the last finished epoch's checkpoint, or starts
     again (:func:`train_stage`), and trains the uninterrupted run's policy bit for bit."""
-    res = in_own_process(in_project, project, train_stage, params_path, algo, track=track, params_path=params_path)
+    res = _in_project_as(own_process, project, train_stage, params_path, algo, track=track, params_path=params_path)
     return {k: v for k, v in res.items() if k != "history"}
 
 
 @task(name="evaluate-learner", retries=1, retry_delay_seconds=5)
-def evaluate_task(params_path: str, algo: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
+def evaluate_task(params_path: str, algo: str, track: bool = True, project: str | None = None,
+                  own_process: bool = True) -> dict[str, Any]:
     """Idempotent: the same matches on the same deals rewrite the same files."""
-    return run_stage(project, "evaluate_learner", params_path, algo, track=track, params_path=params_path)
+    return run_stage(project, "evaluate_learner", params_path, algo, track=track, params_path=params_path,
+                     own_process=own_process)
 
 
 @task(name="baselines", retries=1, retry_delay_seconds=5)
-def baselines_task(params_path: str, project: str | None = None) -> dict[str, Any]:
-    res = run_stage(project, "baselines", params_path)
+def baselines_task(params_path: str, project: str | None = None, own_process: bool = True) -> dict[str, Any]:
+    res = run_stage(project, "baselines", params_path, own_process=own_process)
     return {"game": res.get("game", "big2"), "seconds": res["seconds"]}
 
 
 @flow(name="baselines")
-def baselines_flow(params_path: str = "params.yaml") -> dict[str, Any]:
-    return baselines_task(params_path)
+def baselines_flow(params_path: str = "params.yaml", in_place: bool = False) -> dict[str, Any]:
+    return baselines_task(params_path, own_process=not in_place)
 
 
 @task(name="deep-evaluation", retries=1, retry_delay_seconds=5)
-def deep_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
-    res = run_stage(project, "deep", params_path, track=track)
+def deep_task(params_path: str, track: bool = True, project: str | None = None,
+              own_process: bool = True) -> dict[str, Any]:
+    res = run_stage(project, "deep", params_path, track=track, own_process=own_process)
     return {"learner": res["learner"], "repeats": res["repeats"]}
 
 
 @flow(name="deep")
-def deep_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
-    return deep_task(params_path, track)
+def deep_flow(params_path: str = "params.yaml", track: bool = True, in_place: bool = False) -> dict[str, Any]:
+    return deep_task(params_path, track, own_process=not in_place)
 
 
 @task(name="tournament", retries=1, retry_delay_seconds=5)
-def tournament_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
-    res = run_stage(project, "tournament", params_path, track=track)
+def tournament_task(params_path: str, track: bool = True, project: str | None = None,
+                    own_process: bool = True) -> dict[str, Any]:
+    res = run_stage(project, "tournament", params_path, track=track, own_process=own_process)
     return {"games": res["games"], "leaderboard": res["leaderboard"]}
 
 
 @flow(name="tournament")
-def tournament_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
-    return tournament_task(params_path, track)
+def tournament_flow(params_path: str = "params.yaml", track: bool = True, in_place: bool = False) -> dict[str, Any]:
+    return tournament_task(params_path, track, own_process=not in_place)
 
 
 @task(name="behaviour", retries=1, retry_delay_seconds=5)
-def behaviour_task(params_path: str, track: bool = True, project: str | None = None) -> dict[str, Any]:
-    res = run_stage(project, "behaviour", params_path, track=track)
+def behaviour_task(params_path: str, track: bool = True, project: str | None = None,
+                   own_process: bool = True) -> dict[str, Any]:
+    res = run_stage(project, "behaviour", params_path, track=track, own_process=own_process)
     return {"agents": list(res["agents"])}
 
 
 @flow(name="behaviour")
-def behaviour_flow(params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
-    return behaviour_task(params_path, track)
+def behaviour_flow(params_path: str = "params.yaml", track: bool = True, in_place: bool = False) -> dict[str, Any]:
+    return behaviour_task(params_path, track, own_process=not in_place)
 
 
 @task(name="report")
@@ -243,13 +261,16 @@ def seeds_flow(params_path: str = "params.yaml") -> str:
 
 
 @flow(name="train")
-def train_flow(algo: str, params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
-    return train_task(params_path, algo, track)
+def train_flow(algo: str, params_path: str = "params.yaml", track: bool = True,
+               in_place: bool = False) -> dict[str, Any]:
+    """One learner's training; ``in_place``: in this process (see the module docstring)."""
+    return train_task(params_path, algo, track, own_process=not in_place)
 
 
 @flow(name="evaluate")
-def evaluate_flow(algo: str, params_path: str = "params.yaml", track: bool = True) -> dict[str, Any]:
-    return evaluate_task(params_path, algo, track)
+def evaluate_flow(algo: str, params_path: str = "params.yaml", track: bool = True,
+                  in_place: bool = False) -> dict[str, Any]:
+    return evaluate_task(params_path, algo, track, own_process=not in_place)
 
 
 @flow(name="report")

@@ -376,7 +376,7 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
 
     started = time.time()
     if params.game not in GAMES:
-        return _behaviour_unavailable(params, track)
+        return _behaviour_unavailable(params, track, started)
     win = window(params.game)
     b = params.behaviour
     paths = study_paths(params)
@@ -430,12 +430,10 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     return data
 
 
-def _behaviour_unavailable(params: Params, track: bool) -> dict[str, Any]:
-    """The behaviour stage's output for a game without a window."""
+def _behaviour_unavailable(params: Params, track: bool, started: float) -> dict[str, Any]:
+    """The behaviour stage's output for a game without a window (its MLflow run from ``started``)."""
     from climbrl.config import GAME_SETUP
     from climbrl.evaluate.windows import GAMES
-
-    started = time.time()
 
     data = {"game": params.game, "rules": params.rules, "available": False,
             "note": f"The interpretability window is not available for {GAME_SETUP[params.game].title} yet: it "

@@ -143,6 +143,44 @@ def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
     assert WORK_FILE not in os.environ  # the clock's file was named for the stage process only
 
 
+def test_python_m_pipeline_runs_each_stage_in_its_own_process(tmp_path, monkeypatch) -> None:
+    """DVC gives every stage a process: ``python -m pipeline STAGE`` runs the stage's flow in it
+    and spawns no second one (the re-import of torch and climbrl costs seconds a stage). The
+    stage functions are replaced here by ones that note the process they ran in; a spawned
+    process would run the real ones, and spawning is made to fail."""
+    from pipeline import flows, stages
+    from pipeline.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
+    ran: list[tuple[str, int]] = []
+
+    def fake(name: str, result: dict):
+        def stage(params, *args, **kwargs):
+            ran.append((name, os.getpid()))
+            return result
+        return stage
+
+    for name, result in [("train_learner", {"history": []}), ("evaluate_learner", {}),
+                         ("baselines", {"seconds": 0.0}), ("deep", {"learner": "ppo", "repeats": 1}),
+                         ("tournament", {"games": 0, "leaderboard": []}), ("behaviour", {"agents": {}})]:
+        monkeypatch.setattr(stages, name, fake(name, result))
+
+    def no_spawn(*args, **kwargs):
+        raise AssertionError("a stage process was spawned")
+
+    monkeypatch.setattr(flows, "in_own_process", no_spawn)
+    for argv in (["train", "ppo"], ["evaluate", "ppo"], ["baselines"], ["deep"], ["tournament"], ["behaviour"]):
+        assert main([*argv, "--no-track"]) == 0, argv
+    assert ran == [(n, os.getpid()) for n in ("train_learner", "evaluate_learner", "baselines", "deep",
+                                              "tournament", "behaviour")]
+    rows = read_stage_times(tmp_path / "reports")
+    assert len(rows) == 6 and all(0 <= r["work_seconds"] < r["seconds"] for r in rows), rows
+    # a flow called from elsewhere (a notebook, a test) still runs its stage in a process of its own
+    with pytest.raises(AssertionError, match="spawned"):
+        flows.baselines_flow("params.yaml")
+
+
 def _nap() -> str:
     import time
 

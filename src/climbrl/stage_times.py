@@ -53,7 +53,7 @@ def stage_time_lines(reports: Path) -> list[str]:
     if not rows:
         return []
     total = sum(r["seconds"] for r in rows)
-    timed = [r for r in rows if r.get("work_seconds") is not None]
+    all_timed = all(r.get("work_seconds") is not None for r in rows)
     lines = ["## Stage times", "",
              "Wall time of each stage's last run (`python -m pipeline STAGE`: from the start of its process, "
              "Prefect included, to the end of its work), as recorded in `times/`, and of it the stage's own "
@@ -66,7 +66,7 @@ def stage_time_lines(reports: Path) -> list[str]:
         rest = "" if w is None else f"{r['seconds'] - w:.1f} s"
         lines.append(f"| {r['stage']} | {r.get('learner') or ''} | {_fmt(r['seconds'])} | "
                      f"{'' if w is None else _fmt(w)} | {rest} |")
-    if timed and len(timed) == len(rows):
+    if all_timed:
         work = sum(r["work_seconds"] for r in rows)
         lines += [f"| **all stages** | | **{_fmt(total)}** | **{_fmt(work)}** | **{total - work:.0f} s** |", ""]
     else:

@@ -20,10 +20,10 @@ The search (:func:`split_hand`)
     3. Wings. Planes (longest first) take as many solo wings as they have trios, the lowest
        singles of the rest, or else as many pair wings, the lowest pairs; if neither is
        possible the plane flies bare. A wing is never of the plane's own ranks (the last card
-       of a four that gave the plane a trio): no rule set allows ``TTTJJJ+J``. Trios (lowest first) then take the lowest single left,
-       or else the lowest pair. A wing is never a 2 or a joker: those are the hand's control
-       cards, kept to win tricks (the agents still play out a hand whose last move uses one).
-       Every wing removes a play.
+       of a four that gave the plane a trio): no rule set allows ``TTTJJJ+J``. Trios (lowest
+       first) then take the lowest single left, or else the lowest pair. A wing is never a 2 or
+       a joker: those are the hand's control cards, kept to win tricks (the agents still play
+       out a hand whose last move uses one). Every wing removes a play.
     4. Plays = chains + planes + trios + rocket + bombs + pairs + singles left unattached.
        Among splits with as few plays, the best leaves the strongest unattached singles and
        pairs: *weakness* = 2 x sum(12 - rank) over unattached singles + sum(12 - rank) over
