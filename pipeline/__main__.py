@@ -84,14 +84,13 @@ def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) ->
 
     # This process is the stage's own (DVC starts one per stage): the stage runs in it, in place
     # (seeds and report always do).
-    here = {"in_place": True}
     call = {"seeds": lambda: flows.seeds_flow(args.params),
-            "train": lambda: flows.train_flow(args.algo, args.params, track, **here),
-            "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track, **here),
-            "baselines": lambda: flows.baselines_flow(args.params, **here),
-            "deep": lambda: flows.deep_flow(args.params, track, **here),
-            "tournament": lambda: flows.tournament_flow(args.params, track, **here),
-            "behaviour": lambda: flows.behaviour_flow(args.params, track, **here),
+            "train": lambda: flows.train_flow(args.algo, args.params, track, in_place=True),
+            "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track, in_place=True),
+            "baselines": lambda: flows.baselines_flow(args.params, in_place=True),
+            "deep": lambda: flows.deep_flow(args.params, track, in_place=True),
+            "tournament": lambda: flows.tournament_flow(args.params, track, in_place=True),
+            "behaviour": lambda: flows.behaviour_flow(args.params, track, in_place=True),
             "report": lambda: flows.report_flow(args.params, track),
             "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]
     if args.stage in ("study", "report"):  # not timed

@@ -17,12 +17,16 @@ in a fresh process of its own (:func:`in_own_process`): torch's thread count and
 are process-wide, so two stages on threads of one process could change each other's numbers. The
 seeds and report stages run alone in the flow and compute no torch numbers: they run in place.
 
-A single stage's flow (``train_flow`` and the others) spawns its stage process too by default, so a
-caller's process (a notebook, a test) keeps its own state. ``python -m pipeline STAGE``, the command
-DVC runs, is already a process of the stage's own, with nothing beside it: it runs the flow with
+The other single-stage flows (``train_flow``, ``evaluate_flow``, ``baselines_flow``, ``deep_flow``,
+``tournament_flow``, ``behaviour_flow``) spawn their stage's process too by default, so a caller's
+process (a notebook, a test) keeps its own state. ``python -m pipeline STAGE``, the command DVC
+runs, is already a process of the stage's own, with nothing beside it: it runs the flow with
 ``in_place=True`` and saves the second process (the imports of torch and climbrl again, seconds a
 stage). Either way the stage function is the same and computes on one thread
-(:mod:`climbrl.threads`): a learner trained by a DVC stage is the study flow's, bit for bit.
+(:mod:`climbrl.threads`): a learner trained by a DVC stage is the study flow's, bit for bit. In
+place, a stage that raises is retried by Prefect as before; one whose process dies outright (the
+OOM killer, a signal) ends the DVC stage, which the next ``dvc repro`` runs again (training
+resumes from its checkpoint).
 """
 
 from __future__ import annotations
@@ -113,8 +117,9 @@ def _timed(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
 def record_work(seconds: float) -> None:
     """Add ``seconds`` of a stage's own work (the stage function, without the process start, the
     imports and Prefect) to the file ``CLIMBRL_STAGE_WORK_FILE`` names, if any: ``python -m
-    pipeline STAGE`` sets it for the stage process it starts, and records the sum beside the
-    stage's wall time (:mod:`climbrl.stage_times`); a retried task adds both attempts."""
+    pipeline STAGE`` names it for the stage (run in its own process, or in one a flow spawns,
+    which inherits the environment), and records the sum beside the stage's wall time
+    (:mod:`climbrl.stage_times`); a retried task adds both attempts."""
     path = os.environ.get(WORK_FILE)
     if path:
         with open(path, "a") as f:
