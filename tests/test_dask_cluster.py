@@ -197,7 +197,7 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
             assert flow_proc.poll() is None, log("flow")
             assert time.monotonic() < deadline, "no training task seen on a worker"
             training = {w: a for w, a in client.run(_training_learner).items() if a}
-            names = {a: w["name"] for a, w in client.scheduler_info()["workers"].items()}
+            names = _worker_names(client)
             victim = next((names[addr] for addr, a in training.items() if a == target), None)
             time.sleep(0.05)
         algo, proc = target, workers[victim]
@@ -230,7 +230,7 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
             assert first.stat().st_mtime_ns != first_written
         else:  # resumed from the checkpoint: the first epoch was not trained again
             assert first.stat().st_mtime_ns == first_written
-        assert [w["name"] for w in client.scheduler_info()["workers"].values()] == [
+        assert list(_worker_names(client).values()) == [
             n for n in workers if n != victim]  # the killed worker did not come back: the other one ran the retry
         return {"cluster_up": cluster_up, "victim": victim, "algo": algo, "killed_at": killed_at,
                 "done": time.perf_counter() - started}
@@ -266,6 +266,13 @@ def _training_learner(dask_worker) -> str | None:
         if str(ts.key).startswith("train_task-"):
             return (getattr(ts.run_spec, "kwargs", {}).get("parameters") or {}).get("algo")
     return None
+
+
+def _worker_names(client) -> dict[str, str]:
+    """{address: name} of the workers the scheduler holds now, asked of the scheduler itself.
+    (``client.scheduler_info()`` answers a failed query, e.g. a scheduler slowed by a loaded
+    machine, with the client's cached summary, whose worker list is empty.)"""
+    return client.run_on_scheduler(lambda dask_scheduler: {a: ws.name for a, ws in dask_scheduler.workers.items()})
 
 
 def _epochs_done(run: Path) -> int:
