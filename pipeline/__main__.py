@@ -94,9 +94,10 @@ def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) ->
             "report": lambda: flows.report_flow(args.params, track),
             "study": lambda: flows.study_flow(args.params, track=track, task_runner=runner)}[args.stage]
     if args.stage in ("study", "report"):  # not timed
-        call()
+        with _stage_settings(args.stage):
+            call()
         return None
-    with tempfile.TemporaryDirectory(prefix="climbrl-work-") as d:
+    with tempfile.TemporaryDirectory(prefix="climbrl-work-") as d, _stage_settings(args.stage):
         path = os.path.join(d, "seconds")
         before = os.environ.get(flows.WORK_FILE)
         os.environ[flows.WORK_FILE] = path  # for the stage (here, or in a process a flow spawns)
@@ -108,6 +109,28 @@ def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) ->
             else:
                 os.environ[flows.WORK_FILE] = before
         return flows.read_work(path)
+
+HEARTBEAT_VARS = ("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "PREFECT_RUNNER_HEARTBEAT_FREQUENCY")
+
+
+def _stage_settings(stage: str) -> Any:
+    """Prefect's settings for one DVC stage's flow: its flow-run heartbeats off, unless the
+    environment sets their frequency (``HEARTBEAT_VARS``).
+
+    Prefect 3 sends a flow run's heartbeats from a thread that sleeps in steps of one second, and
+    the flow waits for that thread when it ends: up to a second a stage (a whole second for a short
+    one, such as ``seeds``), times every stage of ``dvc repro``. The heartbeats only serve an
+    automation that marks a flow run whose process died as crashed; none is set up here, and a
+    DVC stage whose process dies fails its ``dvc repro`` anyway, which runs it again next time. The
+    study flow (``study``), one long flow that a user may watch from another machine, keeps them."""
+    import contextlib
+
+    if stage == "study" or any(v in os.environ for v in HEARTBEAT_VARS):
+        return contextlib.nullcontext()
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+
 
 if __name__ == "__main__":
     sys.exit(main())

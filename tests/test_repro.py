@@ -182,6 +182,29 @@ def test_python_m_pipeline_runs_each_stage_in_the_command_s_process(tmp_path, mo
         flows.baselines_flow("params.yaml")
 
 
+def test_a_dvc_stage_s_flow_sends_no_heartbeats_unless_the_environment_asks(tmp_path, monkeypatch) -> None:
+    """Prefect's flow-run heartbeats cost up to a second at the end of every stage's flow (their
+    thread sleeps in one-second steps and the flow joins it): ``python -m pipeline STAGE`` turns
+    them off, and a frequency set in the environment turns them back on. Counted at Prefect's own
+    emitter, which the heartbeat thread calls at once when it starts."""
+    from pipeline import stages
+    from pipeline.__main__ import HEARTBEAT_VARS, main
+    from prefect.flow_engine import BaseFlowRunEngine
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
+    monkeypatch.setattr(stages, "baselines", lambda params, *a, **k: {"seconds": 0.0})
+    beats: list[int] = []
+    monkeypatch.setattr(BaseFlowRunEngine, "_emit_flow_run_heartbeat", lambda self, *a: beats.append(1))
+    for var in HEARTBEAT_VARS:
+        monkeypatch.delenv(var, raising=False)
+    assert main(["baselines", "--no-track"]) == 0
+    assert beats == []
+    monkeypatch.setenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "60")
+    assert main(["baselines", "--no-track"]) == 0
+    assert beats, "the environment's heartbeat frequency was overridden"
+
+
 def _nap() -> str:
     import time
 

@@ -57,6 +57,34 @@ def test_missing_package_names_the_install_command(monkeypatch) -> None:
         make_agent("rlcard-rule", "doudizhu:rlcard")
 
 
+def test_a_found_package_that_fails_to_import_is_named_at_the_first_decision(monkeypatch) -> None:
+    """The agent is built on finding the package (not importing it); one whose import fails (a
+    missing dependency of RLCard's) raises the same error, naming the cause, when first used."""
+    require_rlcard()
+    agent = RLCardRuleAgent("doudizhu:rlcard")
+    monkeypatch.setitem(sys.modules, "rlcard.models.doudizhu_rule_models", None)
+    d = Decision.from_state(DdzGame("rlcard").new_game(seed=1))
+    with pytest.raises(RLCardMissingError, match=re.escape(INSTALL_HINT)):
+        agent.act(d, random.Random(0))
+
+
+def test_building_the_agent_and_checking_the_study_params_import_neither_rlcard_nor_torch() -> None:
+    """Every Dou Dizhu stage builds its params' agents before any work (RLCard's among them); that
+    check must not import RLCard, which imports torch (seconds of every stage). The agent loads
+    RLCard's code at its first decision, and plays as before (the reference-game tests)."""
+    require_rlcard()
+    code = ("import sys\n"
+            "from climbrl.agents import make_agent\n"
+            "from climbrl.params import load_params\n"
+            "make_agent('rlcard-rule', 'doudizhu:rlcard')\n"
+            "p = load_params('params.yaml#doudizhu')\n"
+            "assert 'rlcard-rule' in p.evaluate.opponents, p.evaluate.opponents\n"
+            "print(sorted(m for m in ('rlcard', 'torch') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 @pytest.mark.parametrize("rules", ["standard", "online", "openspiel"])
 def test_other_rules_are_refused_before_rlcard_is_loaded(rules) -> None:
     why = rules_problem(get_rules(rules))

@@ -1,7 +1,10 @@
 """RLCard's Dou Dizhu rule agent (``doudizhu-rule-v1``, PyPI ``rlcard`` 1.2.0) as an opponent.
 
-An optional extra: ``pip install -e '.[rlcard]'``. ``rlcard`` is imported when the agent is
-built, never at import time; without it :class:`RLCardMissingError` names that command.
+An optional extra: ``pip install -e '.[rlcard]'``. Building the agent checks that ``rlcard`` is
+installed (without it :class:`RLCardMissingError` names that command) but does not import it:
+``rlcard`` is imported at the agent's first decision. Importing it imports torch (RLCard's DQN
+agent), about 2 s here, and every Dou Dizhu stage builds the agents of its params to check them
+before any work (:mod:`climbrl.params`), most of them without playing this one.
 
 The agent is RLCard's own code, ``rlcard.models.doudizhu_rule_models.DouDizhuRuleAgentV1``: this
 adapter only builds the state its ``step(state)`` expects from the climbrl :class:`Decision` and
@@ -57,6 +60,7 @@ seat) are accepted; ``standard``, ``openspiel`` and ``online`` are refused with 
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from functools import lru_cache
 from typing import Any
@@ -82,13 +86,19 @@ class RLCardAgentError(ValueError):
     """Rules the agent cannot play, or a choice of RLCard's agent that is not a legal move."""
 
 
+def _missing(why: object) -> str:
+    return f"RLCard's rule agent needs the optional package rlcard=={RLCARD_VERSION} ({why}): {INSTALL_HINT}"
+
+
 def rlcard_missing() -> str | None:
-    """``None`` when ``rlcard`` imports, else one line: what is missing and how to install it."""
+    """``None`` when ``rlcard`` is installed, else one line: what is missing and how to install it.
+    The package is found on the path, not imported (see the module docstring); one that is found
+    but fails to import raises :class:`RLCardMissingError` at :func:`load_rule_agent`."""
     try:
-        import rlcard  # noqa: F401
-    except ImportError as e:
-        return f"RLCard's rule agent needs the optional package rlcard=={RLCARD_VERSION} ({e}): {INSTALL_HINT}"
-    return None
+        found = importlib.util.find_spec("rlcard") is not None  # None too when sys.modules holds None
+    except (ImportError, ValueError) as e:
+        return _missing(e)
+    return None if found else _missing("No module named 'rlcard'")
 
 
 def load_rule_agent() -> Any:
@@ -96,8 +106,10 @@ def load_rule_agent() -> Any:
     is, without building an RLCard env)."""
     if missing := rlcard_missing():
         raise RLCardMissingError(missing)
-    from rlcard.models.doudizhu_rule_models import DouDizhuRuleAgentV1
-
+    try:
+        from rlcard.models.doudizhu_rule_models import DouDizhuRuleAgentV1
+    except ImportError as e:
+        raise RLCardMissingError(_missing(e)) from e
     return DouDizhuRuleAgentV1()
 
 
@@ -174,8 +186,17 @@ class RLCardRuleAgent(Agent):
         preset = (game or "").partition(":")[2]
         if preset and (why := rules_problem(get_rules(preset))):
             raise RLCardAgentError(why)
-        self.agent = load_rule_agent()
+        if missing := rlcard_missing():
+            raise RLCardMissingError(missing)
+        self._agent: Any = None
         self._checked: Rules | None = None
+
+    @property
+    def agent(self) -> Any:
+        """RLCard's agent, loaded at the first decision (the module docstring says why)."""
+        if self._agent is None:
+            self._agent = load_rule_agent()
+        return self._agent
 
     def _check(self, decision: Decision) -> None:
         rules = decision.game.rules
@@ -190,10 +211,11 @@ class RLCardRuleAgent(Agent):
     def choose(self, decision: Decision, rng: random.Random) -> str:
         """RLCard's action string for ``decision`` (its global numpy draw seeded from ``rng``)."""
         state = rlcard_state(decision)
+        agent = self.agent  # loaded (at the first decision) before the global generator is seeded
         saved = np.random.get_state()
         np.random.seed(rng.getrandbits(32))
         try:
-            action = self.agent.step(state)
+            action = agent.step(state)
         finally:
             np.random.set_state(saved)
         return action
