@@ -70,6 +70,9 @@ def test_the_split_finds_the_fewest_plays() -> None:
     # a plane's wing is never the last card of one of its own fours: TTTJJJ+JK is no combination
     assert _split("TTTJJJJK") == (2, ["bomb:JJJJ", "trio_solo:TTTK"])
     assert _split("9TTTJJJJK") == (2, ["solo:J", "trio_solo_chain:9TTTJJJK"])
+    # ... so the single 9 left by the plane 888999 goes to the other plane, not the lowest single 5
+    # (lowest singles first, 888999 was one wing short: 3 plays, the bomb 9999 among them)
+    assert _split("33344456888999T9") == (2, ["trio_solo_chain:33344459", "trio_solo_chain:6888999T"])
 
 
 @st.composite

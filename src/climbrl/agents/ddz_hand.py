@@ -17,10 +17,14 @@ The search (:func:`split_hand`)
     2. At every node the rest is split directly: both jokers are the rocket (one play); a rank
        held four times is a bomb (one play; four + two is never formed: a bomb is worth more);
        then trios, pairs and singles by their counts.
-    3. Wings. Planes (longest first) take as many solo wings as they have trios, the lowest
-       singles of the rest, or else as many pair wings, the lowest pairs; if neither is
-       possible the plane flies bare. A wing is never of the plane's own ranks (the last card
-       of a four that gave the plane a trio): no rule set allows ``TTTJJJ+J``. Trios (lowest
+    3. Wings. Planes (longest first) take as many solo wings as they have trios, or else as
+       many pair wings, the lowest pairs; if neither is possible the plane flies bare. A wing is
+       never of the plane's own ranks (the last card of a four that gave the plane a trio): no
+       preset allows ``TTTJJJ+J`` (``Rules.wing_same_rank`` would; the split keeps to the
+       presets). So a plane's solo wings are first the singles of another plane's ranks, which
+       that plane cannot take, then the lowest singles: ``33344456 888999 9 T`` is the two winged
+       planes ``33344459`` and ``8889996T``, where lowest-first would leave ``888999`` one wing
+       short (bare, two more plays). Trios (lowest
        first) then take the lowest single left, or else the lowest pair. A wing is never a 2 or
        a joker: those are the hand's control cards, kept to win tricks (the agents still play
        out a hand whose last move uses one). Every wing removes a play.
@@ -112,6 +116,16 @@ def _add_group(gtype, gcounts, ng, typ):
 
 
 @njit(cache=_CACHE)
+def _in_a_plane(opts, stack, depth, q):
+    """Whether rank ``q`` is one of the ranks of a plane among the chains ``stack[:depth]``."""
+    for d in range(depth):
+        j = stack[d]
+        if opts[j, 0] == 2 and opts[j, 1] <= q < opts[j, 1] + opts[j, 2]:
+            return True
+    return False
+
+
+@njit(cache=_CACHE)
 def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
     """(plays, weakness, groups) of the split: the chains ``stack[:depth]`` (already taken out
     of ``c``), then the rest as in the module docstring. Groups are written when ``rec``."""
@@ -176,6 +190,15 @@ def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
                 for q in range(lo, hi):
                     gcounts[k, q] = 3
             left = length if kind else 0
+            if kind == 1:  # first the singles of another plane's ranks: no wings of that plane
+                for q in range(TWO):
+                    if left == 0:
+                        break
+                    if single[q] and not lo <= q < hi and _in_a_plane(opts, stack, depth, q):
+                        single[q] = False
+                        left -= 1
+                        if rec:
+                            gcounts[k, q] = 1
             for q in range(TWO):
                 if left == 0:
                     break
