@@ -1,10 +1,14 @@
 """The study flow on a real Dask cluster (issue 14, section 3): a scheduler and two workers as
 separate processes on loopback (``dask scheduler``, ``dask worker``), the flow started in a
 process of its own with ``CLIMBRL_DASK_ADDRESS``; one worker is SIGKILLed in the middle of a
-training task and the study still completes with the numbers of a run on one machine."""
+training task and the study still completes with the numbers of a run on one machine. In the
+tracked case the flow and the workers track into the shared store of section 1, an ``mlflow
+server`` on PostgreSQL reached through ``MLFLOW_TRACKING_URI``, whose artifact root is in the
+project."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -82,7 +86,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 @pytest.mark.parametrize("target", ["ppo", "qlearning"])  # resumed from its checkpoint; started again
-def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine(target, tmp_path, monkeypatch) -> None:
+def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine(target, tmp_path, monkeypatch,
+                                                                                  request) -> None:
     pytest.importorskip("distributed")
     pytest.importorskip("prefect_dask")
     from pipeline.prefect_server import prefect_server
@@ -95,15 +100,21 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     monkeypatch.setenv("PREFECT_HOME", env["PREFECT_HOME"])
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = time.perf_counter()
-    track = target == "ppo"  # tracked into the project's MLflow store (sqlite:///mlflow.db, artifacts in mlruns/)
-    if track:  # its tables first, so that the stage processes do not create them at once
-        subprocess.run([sys.executable, "-c", "import mlflow; mlflow.set_tracking_uri('sqlite:///mlflow.db'); "
-                        "mlflow.search_experiments()"], cwd=project, env=env, check=True, capture_output=True)
-    # one Prefect server for the flow and the workers (without it every worker process starts a
-    # temporary server of its own, and the flow's server does not see the task runs)
-    with prefect_server() as api_url:
-        env["PREFECT_API_URL"] = api_url
+    track = target == "ppo"  # tracked into an MLflow server on PostgreSQL (the shared store)
+    with contextlib.ExitStack() as stack:
+        if track:
+            from pipeline.mlflow_server import mlflow_server
+            from pipeline.postgres import create_database
+
+            backend = create_database(request.getfixturevalue("postgres_server"), f"cluster{os.getpid()}")
+            env["MLFLOW_TRACKING_URI"] = stack.enter_context(
+                mlflow_server(backend, project / "mlartifacts", log=tmp_path / "mlflow-server.log"))
+        # one Prefect server for the flow and the workers (without it every worker process starts a
+        # temporary server of its own, and the flow's server does not see the task runs)
+        env["PREFECT_API_URL"] = stack.enter_context(prefect_server())
         run = _run_on_cluster(env, tmp_path, project, elsewhere, started, target, track)
+        if track:
+            _check_tracking(env["MLFLOW_TRACKING_URI"], project)
 
     # the outputs are in the project (the shared store), none in the workers' own folders
     assert (project / "reports" / "metrics.json").exists() and (project / "reports" / "report.md").exists()
@@ -111,8 +122,6 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     for a in LEARNERS:
         assert [r["epoch"] for r in _csv_rows(project / "runs" / a / "metrics.csv")] == ["1", "2"]
     cluster = _outputs(project)
-    if track:
-        _check_tracking(project)
 
     # one machine: dvc.yaml's stage functions one after the other, in a fresh folder
     from pipeline import stages
@@ -240,23 +249,30 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         _stop(procs)
 
 
-def _check_tracking(project: Path) -> None:
-    """The project's MLflow store holds every learner's training (the killed one's run continued
-    by the retry: one FINISHED run with both epochs), evaluation and validation, with their
-    artifacts in the project's mlruns/."""
-    import mlflow
+def _check_tracking(uri: str, project: Path) -> None:
+    """The tracking server holds every learner's training (the killed one's run continued by the
+    retry: one FINISHED run with both epochs), evaluation and validation, and the registered
+    model; the artifacts were sent to the server, which keeps them in the project's
+    mlartifacts/ (no worker wrote a store of its own)."""
+    from mlflow.tracking import MlflowClient
 
-    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["cluster"])
-    train = runs[runs["tags.stage"] == "train"]
-    assert sorted(train["tags.algo"]) == sorted(LEARNERS) and set(train["status"]) == {"FINISHED"}
-    assert sorted(runs[runs["tags.stage"] == "validate"]["tags.algo"]) == sorted(LEARNERS)
-    client = mlflow.tracking.MlflowClient()
-    for _, r in train.iterrows():
+    client = MlflowClient(tracking_uri=uri, registry_uri=uri)
+    exp = client.get_experiment_by_name("cluster")
+    runs = client.search_runs([exp.experiment_id])
+    train = [r for r in runs if r.data.tags.get("stage") == "train"]
+    assert sorted(r.data.tags["algo"] for r in train) == sorted(LEARNERS)
+    assert {r.info.status for r in train} == {"FINISHED"}
+    assert sorted(r.data.tags["algo"] for r in runs if r.data.tags.get("stage") == "validate") == sorted(LEARNERS)
+    assert sorted(r.data.tags["algo"] for r in runs if r.data.tags.get("stage") == "evaluate") == sorted(LEARNERS)
+    for r in train:
         # sorted: an epoch killed between its checkpoint and its metric is logged by the retry after the next one
-        assert sorted(m.step for m in client.get_metric_history(r["run_id"], "win_rate/random")) == [1, 2]
-        assert Path(r["artifact_uri"].removeprefix("file://")).resolve().is_relative_to(project.resolve())
-        assert "policy.pt" in {a.path for a in client.list_artifacts(r["run_id"])}
+        assert sorted(m.step for m in client.get_metric_history(r.info.run_id, "win_rate/random")) == [1, 2]
+        assert r.info.artifact_uri.startswith("mlflow-artifacts:"), r.info.artifact_uri  # through the server
+        assert "policy.pt" in {a.path for a in client.list_artifacts(r.info.run_id)}
+    assert client.get_registered_model("cluster-best").latest_versions
+    assert len(list((project / "mlartifacts").rglob("policy.pt"))) >= len(LEARNERS)
+    for folder in (project, project.parent / "workers"):
+        assert not list(folder.rglob("mlruns")) and not list(folder.rglob("mlflow.db")), folder
 
 
 def _training_learner(dask_worker) -> str | None:
