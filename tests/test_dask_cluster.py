@@ -100,13 +100,21 @@ def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine
     monkeypatch.setenv("PREFECT_HOME", env["PREFECT_HOME"])
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = time.perf_counter()
-    track = target == "ppo"  # tracked into an MLflow server on PostgreSQL (the shared store)
+    # the PPO case is tracked into an MLflow server on PostgreSQL (the shared store); without a
+    # PostgreSQL server (outside CI: the fixture skips there, fails under CI) it runs untracked, so
+    # that its exact resume from the checkpoint is still tested
+    track = target == "ppo"
+    if track:
+        try:
+            postgres = request.getfixturevalue("postgres_server")
+        except pytest.skip.Exception:
+            track = False
     with contextlib.ExitStack() as stack:
         if track:
             from pipeline.mlflow_server import mlflow_server
             from pipeline.postgres import create_database
 
-            backend = create_database(request.getfixturevalue("postgres_server"), f"cluster{os.getpid()}")
+            backend = create_database(postgres, f"cluster{os.getpid()}_{time.monotonic_ns()}")
             env["MLFLOW_TRACKING_URI"] = stack.enter_context(
                 mlflow_server(backend, project / "mlartifacts", log=tmp_path / "mlflow-server.log"))
         # one Prefect server for the flow and the workers (without it every worker process starts a

@@ -188,8 +188,9 @@ def test_a_dvc_stage_s_flow_sends_no_heartbeats_unless_the_environment_asks(tmp_
     them off, and a frequency set in the environment turns them back on. Counted at Prefect's own
     emitter, which the heartbeat thread calls at once when it starts."""
     from pipeline import stages
-    from pipeline.__main__ import HEARTBEAT_VARS, main
+    from pipeline.__main__ import HEARTBEAT_VARS, _stage_settings, main
     from prefect.flow_engine import BaseFlowRunEngine
+    from prefect.settings import get_current_settings
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
@@ -200,9 +201,18 @@ def test_a_dvc_stage_s_flow_sends_no_heartbeats_unless_the_environment_asks(tmp_
         monkeypatch.delenv(var, raising=False)
     assert main(["baselines", "--no-track"]) == 0
     assert beats == []
+    # a frequency in the environment: the stage leaves Prefect's setting alone (read when Prefect
+    # was imported, so the beats here come at its default frequency, not at 60 s)
     monkeypatch.setenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "60")
     assert main(["baselines", "--no-track"]) == 0
-    assert beats, "the environment's heartbeat frequency was overridden"
+    assert beats, "the heartbeats were turned off although the environment sets their frequency"
+    # the study flow keeps them, whatever the environment
+    monkeypatch.delenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY")
+    before = get_current_settings().flows.heartbeat_frequency
+    with _stage_settings("study"):
+        assert get_current_settings().flows.heartbeat_frequency == before is not None
+    with _stage_settings("train"):
+        assert get_current_settings().flows.heartbeat_frequency is None
 
 
 def _nap() -> str:
