@@ -15,7 +15,10 @@ from climbrl.cli import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = main(list(argv))
+    try:
+        rc = main(list(argv))
+    except SystemExit as e:  # argparse refuses a flag's value itself (status 2, the flag named)
+        rc = e.code
     out, err = capsys.readouterr()
     return rc, out, err
 

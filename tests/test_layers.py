@@ -1,6 +1,6 @@
 """The layers import only downward, and nothing above the engines imports a particular game.
 
-Layers, bottom to top: utilities (cards, paths, threads, environment) -> games -> agents ->
+Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile) -> games -> agents ->
 encoders -> config -> learn -> evaluate -> app (training, cli, params, tune, play, report, track,
 simulate, bench) -> pipeline. Every import counts, at module level or inside a function: a lazy
 import is still a dependency (the review found agents -> learn and learn <-> evaluate that way).
@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
-    ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times"),
+    ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times",
+     "climbrl.yamlfile"),
     ("climbrl.games",),
     ("climbrl.agents",),
     ("climbrl.encoders",),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
-from climbrl.config import ConfigError
+from climbrl.config import SEED_LIMIT, ConfigError
 from climbrl.games.big2 import PRESETS, RulesError, get_rules
 from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
 from climbrl.params import ParamsError
@@ -27,6 +27,35 @@ from climbrl.params import ParamsError
 
 class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _seed(text: str) -> int:
+    """argparse type of a seed (argparse names the flag in its error)."""
+    v = _integer(text)
+    if not 0 <= v < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to {SEED_LIMIT - 1}, got {v}")
+    return v
+
+
+def _positive(text: str) -> int:
+    v = _integer(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
+    return v
+
+
+def _nonnegative(text: str) -> int:
+    v = _integer(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {v}")
+    return v
 
 
 def _names(text: str) -> list[str]:
@@ -66,7 +95,9 @@ def cmd_moves_doudizhu(args: argparse.Namespace) -> None:
     if args.prev is not None:
         if not args.prev.strip():
             raise CliError("--prev is empty: leave it out to lead")
-        prev = game.parse_move(args.prev)
+        prev = game.parse_move(args.prev, "--prev")
+        if not game.table.moves[prev].cards:
+            raise CliError(f"--prev {args.prev!r} is not a play of cards")
         if any(int(hand[r]) + int(game.table.counts[prev][r]) > (4 if r < 13 else 1) for r in range(15)):
             raise CliError(f"--prev {args.prev!r} and --hand hold more cards of a rank than a deck")
     from climbrl.games.doudizhu.combos import legal_ids
@@ -231,22 +262,34 @@ def cmd_baselines(args: argparse.Namespace) -> None:
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    import yaml
+    """The train fields of ``--config``, then ``--set``, then the flags; ``algo`` may only repeat
+    ``--algo``."""
+    from climbrl.yamlfile import YamlError, load_yaml
 
     values: dict[str, Any] = {}
+    given: dict[str, str] = {}  # where each field was given, for the algo check
     if args.config:
         try:
-            loaded = yaml.safe_load(Path(args.config).read_text()) or {}
-        except (OSError, yaml.YAMLError) as e:
+            loaded = load_yaml(Path(args.config).read_text()) or {}
+        except (OSError, YamlError, UnicodeDecodeError) as e:
             raise CliError(f"cannot read --config {args.config}: {e}") from None
         if not isinstance(loaded, dict):
             raise CliError(f"--config {args.config}: expected a mapping of train fields")
         values.update(loaded)
+        given.update({k: f"--config {args.config}" for k in loaded})
     for item in args.set or []:
         key, eq, raw = item.partition("=")
-        if not eq:
+        if not eq or not key.strip():
             raise CliError(f"--set {item!r}: expected KEY=VALUE")
-        values[key.strip()] = yaml.safe_load(raw)
+        try:
+            values[key.strip()] = load_yaml(raw)
+        except YamlError as e:
+            raise CliError(f"--set {item!r}: the value is {e}") from None
+        given[key.strip()] = f"--set {item}"
+    if "algo" in values:
+        algo = values.pop("algo")
+        if algo != args.algo:
+            raise CliError(f"{given['algo']} names learner {algo!r}, --algo names {args.algo!r}: give it once")
     for flag in ("game", "rules", "epochs", "games_per_epoch", "seed", "curriculum", "eval_every", "eval_games",
                  "eval_workers", "actors", "device"):
         key = flag
@@ -297,10 +340,15 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from climbrl.tune import run_study
 
     params = load_params(args.params)
-    res = run_study(params.tune, rules=params.rules, algo=args.algo, trials=args.trials, storage=args.storage,
-                    study_name=args.study, best_yaml=args.best_out, track=not args.no_track,
-                    tracking=params.tracking, game=params.game, heartbeat_interval=args.heartbeat,
-                    grace_period=args.grace, max_retry=args.retries)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        res = run_study(params.tune, rules=params.rules, algo=args.algo, trials=args.trials, storage=args.storage,
+                        study_name=args.study, best_yaml=args.best_out, track=not args.no_track,
+                        tracking=params.tracking, game=params.game, heartbeat_interval=args.heartbeat,
+                        grace_period=args.grace, max_retry=args.retries)
+    except SQLAlchemyError as e:  # a database that cannot be reached or used
+        raise CliError(f"--storage: the study's database failed: {getattr(e, 'orig', None) or e}") from None
     text = (f"study {res['study']} ({res['storage']}): {res['trials']} trials, {res['complete']} complete, "
             f"{res['pruned']} pruned")
     if "best_value" in res:
@@ -397,12 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one agent (a copy in every other seat) or one per other seat, comma-separated")
     e.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
                    "charlesworth when the public agent plays")
-    e.add_argument("--games", type=int, default=400,
+    e.add_argument("--games", type=_positive, default=400,
                    help="games, a multiple of the number of players (default 400; Dou Dizhu: e.g. 300)")
-    e.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
+    e.add_argument("--seed", type=_seed, default=0, help="seed of the deals and of every random choice")
     e.add_argument("--seeds", help="JSON file of deal seeds ({'deals': [...]}, see `climbrl seeds`)")
-    e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
-    e.add_argument("--repeats", type=int, default=1, help="deep evaluation: repeat the match on this many deal "
+    e.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    e.add_argument("--repeats", type=_positive, default=1, help="deep evaluation: repeat the match on this many deal "
                    "sets (seeds SEED, SEED+1, ...) and report mean and sd of the win rate (e.g. 20 x --games 1000)")
     e.add_argument("--json", action="store_true")
     e.add_argument("--out", help="also write the JSON result here")
@@ -414,11 +462,11 @@ def build_parser() -> argparse.ArgumentParser:
     du.add_argument("--rules", default="douzero", help="a fixed-landlord preset (default douzero; rlcard)")
     du.add_argument("--agent", required=True, help="side A (Dou Dizhu agents, as for evaluate)")
     du.add_argument("--opponent", required=True, help="side B")
-    du.add_argument("--deals", type=int, default=1000, help="deals, each played both ways (default 1000)")
-    du.add_argument("--seed", type=int, default=0, help="seed of the deals and of every random choice")
-    du.add_argument("--repeats", type=int, default=1, help="deep evaluation: this many deal sets (seeds SEED, "
+    du.add_argument("--deals", type=_positive, default=1000, help="deals, each played both ways (default 1000)")
+    du.add_argument("--seed", type=_seed, default=0, help="seed of the deals and of every random choice")
+    du.add_argument("--repeats", type=_positive, default=1, help="deep evaluation: this many deal sets (seeds SEED, "
                     "SEED+1, ...), mean and sd of WP and ADP over them (e.g. 20 x --deals 1000)")
-    du.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    du.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, help="processes (default: all cores)")
     du.add_argument("--json", action="store_true")
     du.add_argument("--out", help="also write the JSON result here")
     du.set_defaults(func=cmd_duel)
@@ -428,10 +476,11 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--rules", default="douzero", help="a fixed-landlord preset (default douzero; rlcard)")
     rr.add_argument("--participants", required=True,
                     help="comma-separated agents, label=spec allowed (e.g. heur=heuristic,rl=rlcard-rule)")
-    rr.add_argument("--deals", type=int, default=1000, help="deals per pair, each played both ways (default 1000)")
-    rr.add_argument("--seed", type=int, default=0)
-    rr.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    rr.add_argument("--resamples", type=int, default=200, help="bootstrap refits for the ratings' 95%% intervals")
+    rr.add_argument("--deals", type=_positive, default=1000,
+                    help="deals per pair, each played both ways (default 1000)")
+    rr.add_argument("--seed", type=_seed, default=0)
+    rr.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
+    rr.add_argument("--resamples", type=_positive, default=200, help="bootstrap refits for the ratings' 95%% intervals")
     rr.add_argument("--out", help="folder for roundrobin.json and roundrobin.png (the matrices' heatmaps)")
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(func=cmd_roundrobin)
@@ -445,17 +494,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: Big 2 random,greedy,heuristic; Dou Dizhu its baselines)")
     bh.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper, or "
                     "charlesworth when the public agent plays; Dou Dizhu: standard")
-    bh.add_argument("--games", type=int, default=None,
+    bh.add_argument("--games", type=_positive, default=None,
                     help="games per opponent, a multiple of the seats (default Big 2 400, Dou Dizhu 300)")
-    bh.add_argument("--seed", type=int, default=0)
-    bh.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    bh.add_argument("--seed", type=_seed, default=0)
+    bh.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     bh.add_argument("--json", action="store_true")
     bh.add_argument("--out", help="also write the JSON result here")
     bh.set_defaults(func=cmd_behaviour)
 
     sd = sub.add_parser("seeds", help="write a versioned file of evaluation deal seeds")
-    sd.add_argument("--deals", type=int, default=1000)
-    sd.add_argument("--seed", type=int, default=0)
+    sd.add_argument("--deals", type=_positive, default=1000)
+    sd.add_argument("--seed", type=_seed, default=0)
     sd.add_argument("--json", action="store_true")
     sd.add_argument("--out", help="write the JSON here")
     sd.set_defaults(func=cmd_seeds)
@@ -470,15 +519,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--algo", required=True, help="ppo, mcq, sarsa, qlearning or dqn")
     tr.add_argument("--game", default=None, choices=games, help="the game (default big2)")
     tr.add_argument("--rules", default=None, help=f"rules preset ({presets}); default: the game's (paper, standard)")
-    tr.add_argument("--epochs", type=int, default=None, help="default 100")
-    tr.add_argument("--games-per-epoch", type=int, default=None, help="default 200")
-    tr.add_argument("--seed", type=int, default=None)
+    tr.add_argument("--epochs", type=_positive, default=None, help="default 100")
+    tr.add_argument("--games-per-epoch", type=_positive, default=None, help="default 200")
+    tr.add_argument("--seed", type=_seed, default=None)
     tr.add_argument("--curriculum", default=None,
                     help="self_play, checkpoint_self_play, fixed_opponents or opponent_pool")
-    tr.add_argument("--eval-every", type=int, default=None, help="epochs between evaluations (default 5)")
-    tr.add_argument("--eval-games", type=int, default=None, help="games per evaluation match (default 400)")
-    tr.add_argument("--eval-workers", type=int, default=None)
-    tr.add_argument("--actors", type=int, default=None,
+    tr.add_argument("--eval-every", type=_nonnegative, default=None, help="epochs between evaluations (default 5)")
+    tr.add_argument("--eval-games", type=_positive, default=None, help="games per evaluation match (default 400)")
+    tr.add_argument("--eval-workers", type=_positive, default=None)
+    tr.add_argument("--actors", type=_positive, default=None,
                     help="processes that play the self-play games (default 1: in the training process)")
     tr.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"),
                     help="where the updates and the policy's forward passes run (default cpu; auto: cuda if any)")
@@ -494,31 +543,34 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a base policy the rollout search can play: own=base)")
     im.add_argument("--teacher", default=None, help="the agent that plays every seat (default search:S=16,K=20)")
     im.add_argument("--rules", default=None, help="rules preset (default charlesworth; 5-card straights only)")
-    im.add_argument("--games", type=int, default=None, help="the teacher's games (default 2000)")
-    im.add_argument("--seed", type=int, default=None)
-    im.add_argument("--epochs", type=int, default=None, help="passes over the decisions (default 4)")
-    im.add_argument("--hidden", type=int, default=None, help="first layer's width (default 512; the second: half)")
+    im.add_argument("--games", type=_positive, default=None, help="the teacher's games (default 2000)")
+    im.add_argument("--seed", type=_seed, default=None)
+    im.add_argument("--epochs", type=_positive, default=None, help="passes over the decisions (default 4)")
+    im.add_argument("--hidden", type=_positive, default=None,
+                    help="first layer's width (default 512; the second: half)")
     im.add_argument("--lr", type=float, default=None)
-    im.add_argument("--workers", type=int, default=None, help="processes that play the teacher's games (default 2)")
+    im.add_argument("--workers", type=_positive, default=None,
+                    help="processes that play the teacher's games (default 2)")
     im.add_argument("--out", help="output folder (default runs/imitation-seedS)")
     im.add_argument("--json", action="store_true")
     im.set_defaults(func=cmd_imitate)
 
     tu = sub.add_parser("tune", help="Optuna search of a learner's hyperparameters (resumable)")
     tu.add_argument("--algo", default=None, help="learner (default: params.yaml tune.algo)")
-    tu.add_argument("--trials", type=int, default=None, help="total trials wanted (finished ones are kept)")
+    tu.add_argument("--trials", type=_nonnegative, default=None, help="total trials wanted (finished ones are kept)")
     tu.add_argument("--storage", default=None, help="Optuna storage URL (default params.yaml: sqlite:///optuna.db)")
     tu.add_argument("--study", default=None, help="study name")
     tu.add_argument("--params", default="params.yaml",
                     help="params file (its game and rules; its tune section: budget, seed, opponent)")
     tu.add_argument("--best-out", default=None, help="YAML for the best parameters (default reports/tune/)")
     tu.add_argument("--no-track", action="store_true", help="do not log trials to MLflow")
-    tu.add_argument("--heartbeat", type=int, default=60,
+    tu.add_argument("--heartbeat", type=_positive, default=60,
                     help="shared storage (postgresql://...): seconds between a running trial's heartbeats (default 60)")
-    tu.add_argument("--grace", type=int, default=None,
+    tu.add_argument("--grace", type=_nonnegative, default=None,
                     help="shared storage: a trial without a heartbeat for this long is failed and retried "
                          "(default twice --heartbeat)")
-    tu.add_argument("--retries", type=int, default=3, help="shared storage: retries of a failed trial (default 3)")
+    tu.add_argument("--retries", type=_nonnegative, default=3,
+                    help="shared storage: retries of a failed trial (default 3)")
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
 
@@ -527,12 +579,12 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--participants", default=None,
                     help="comma-separated agents (label=spec allowed, e.g. ppo=checkpoint:runs/ppo/policy.pt); "
                     "Big 2 default: random,greedy,heuristic,aggressive,conservative")
-    to.add_argument("--deals", type=int, default=2,
+    to.add_argument("--deals", type=_positive, default=2,
                     help="deals per group of players (each played in every seating: Big 2 24 ways, Dou Dizhu 6)")
     to.add_argument("--rules", default=None)
-    to.add_argument("--seed", type=int, default=0)
-    to.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    to.add_argument("--resamples", type=int, default=200,
+    to.add_argument("--seed", type=_seed, default=0)
+    to.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
+    to.add_argument("--resamples", type=_positive, default=200,
                     help="bootstrap refits (deals, then games) for the ratings' 95%% intervals")
     to.add_argument("--out", help="folder for tournament.json and the pairwise heatmap")
     to.add_argument("--json", action="store_true")
@@ -542,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")
     pl.add_argument("--opponents", default="heuristic", help="one agent (three copies) or three, comma-separated")
     pl.add_argument("--seat", type=int, default=0)
-    pl.add_argument("--seed", type=int, default=0, help="the deal")
+    pl.add_argument("--seed", type=_seed, default=0, help="the deal")
     pl.add_argument("--hints", default=None, help="show this agent's probabilities for your moves")
     pl.set_defaults(func=cmd_play)
 
@@ -551,10 +603,10 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument("--rules", default=None,
                     help="the rule agents' rules preset (default: the game's, Big 2 paper; the public agent plays "
                     "its own, charlesworth)")
-    bl.add_argument("--games", type=int, default=1000,
+    bl.add_argument("--games", type=_positive, default=1000,
                     help="games per match (a multiple of the number of players: Big 2 4, Dou Dizhu 3)")
-    bl.add_argument("--seed", type=int, default=0)
-    bl.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    bl.add_argument("--seed", type=_seed, default=0)
+    bl.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent (Big 2 only)")
     bl.add_argument("--out", default="reports", help="output folder")
     bl.set_defaults(func=cmd_baselines)
@@ -564,8 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     be = bsub.add_parser("engine", help="random-play games and decisions per second on one core")
     be.add_argument("--game", default="big2", choices=("big2", "doudizhu"))
     be.add_argument("--rules", default=None, help=f"rules preset ({presets}; doudizhu: standard, ...)")
-    be.add_argument("--games", type=int, default=2000)
-    be.add_argument("--seed", type=int, default=0)
+    be.add_argument("--games", type=_positive, default=2000)
+    be.add_argument("--seed", type=_seed, default=0)
     be.add_argument("--all-cores", action="store_true", help="do not pin the process to one core")
     be.add_argument("--json", action="store_true")
     be.add_argument("--out", help="also write the JSON result here")
@@ -573,8 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="random-play statistics (seat win rates, game length)")
     s.add_argument("--rules", default="paper", help=f"rules preset ({presets})")
-    s.add_argument("--games", type=int, default=1000)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--games", type=_positive, default=1000)
+    s.add_argument("--seed", type=_seed, default=0)
     s.add_argument("--json", action="store_true")
     s.add_argument("--out", help="also write the JSON result here")
     s.set_defaults(func=cmd_simulate)
@@ -588,6 +640,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+    except BrokenPipeError:
+        # the reader left (``climbrl moves ... | head -1``): what it wanted was written; stdout is
+        # pointed at /dev/null so that Python's flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print(f"climbrl {args.command}: interrupted" + (
+            "; what was checkpointed is kept (--resume continues it)" if args.command == "train" else ""),
+            file=sys.stderr)
+        return 130
     except (CliError, CardError, RulesError, ConfigError, ParamsError, ValueError, OSError,
             pickle.UnpicklingError) as e:
         print(f"climbrl {args.command}: error: {e}", file=sys.stderr)

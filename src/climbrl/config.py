@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
@@ -126,7 +126,6 @@ class TrainConfig:
     reward_partner_win: bool = True
     """A peasant shares its side's win (the rules' team reward); false: a peasant whose partner
     went out gets no terminal reward (the one that went out and the losers keep theirs)."""
-    extra: dict[str, Any] = field(default_factory=dict)
     # Dou Dizhu learner additions (defaults: off, the behaviour from before they existed)
     encoder: str = ""
     """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+search``, its move
@@ -207,6 +206,10 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
 conservative rule agent), and an evaluation size that is a multiple of 3."""
 
 
+#: Seeds are integers in [0, 2**32): numpy, torch and the seeds derived from them all take them.
+SEED_LIMIT = 2**32
+
+
 def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
 
@@ -252,7 +255,8 @@ def _validate(c: TrainConfig) -> None:
         _fail("device", f"must be one of {', '.join(DEVICES)}, got {c.device!r}")
     if c.target_sync_unit not in SYNC_UNITS:
         _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
-    ints = {"seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0, "eval_games": 4,
+    ints = {"seed": 0, "eval_seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0,
+            "eval_games": 4,
             "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
             "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,
             "target_sync": 1, "snapshot_every": 1, "pool_size": 1, "actors": 1}
@@ -260,6 +264,9 @@ def _validate(c: TrainConfig) -> None:
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             _fail(name, f"must be an integer >= {low}, got {v!r}")
+    for name in ("seed", "eval_seed"):
+        if getattr(c, name) >= SEED_LIMIT:
+            _fail(name, f"a seed is an integer from 0 to {SEED_LIMIT - 1}, got {getattr(c, name)!r}")
     n = num_players(c.game)
     if c.eval_games % n:
         _fail("eval_games", f"must be a multiple of {n} (every deal from every seat), got {c.eval_games}")
@@ -294,7 +301,10 @@ def _validate(c: TrainConfig) -> None:
     from climbrl.agents.registry import AGENT_NAMES
 
     for name in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
-        for a in getattr(c, name):
+        v = getattr(c, name)
+        if not isinstance(v, tuple) or not all(isinstance(a, str) for a in v):
+            _fail(name, f"must be a list of agent names, got {v!r}")
+        for a in v:
             if a.partition(":")[0] not in AGENT_NAMES:
                 _fail(name, f"unknown agent {a!r}")
     if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
@@ -357,6 +367,8 @@ def train_config(algo: str = "ppo", **overrides: Any) -> TrainConfig:
             _fail(k, "unknown field")
     values = {**GAME_DEFAULTS.get(overrides.get("game", "big2"), {}), **ALGO_DEFAULTS[algo], **overrides}
     for k in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
+        if isinstance(values.get(k), str):  # one name, or names with commas (--set eval_opponents=random,greedy)
+            values[k] = [a.strip() for a in values[k].split(",") if a.strip()]
         if isinstance(values.get(k), list):
             values[k] = tuple(values[k])
     return TrainConfig(algo=algo, **values)

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from climbrl.config import ALGOS, CURRICULA, GAME_SETUP, ConfigError, TrainConfig, train_config
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
+from climbrl.yamlfile import YamlError, load_yaml
 
 SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
             "tracking", "ablation", "behaviour", "studies", "deep")
@@ -158,10 +157,32 @@ class Params:
         return list(self.train)
 
 
+#: The keys each mapping section takes (``train`` holds learners, ``studies`` studies: checked
+#: where they are parsed). A key outside its section's list is refused, as ``train``'s unknown
+#: fields are: a misspelt ``dealz`` would otherwise leave the default in force without a word.
+SECTION_KEYS = {
+    "seeds": ("deals", "seed", "validation_deals", "validation_seed"),
+    "evaluate": ("games", "opponents", "workers", "repeats"),
+    "baselines": ("games", "seed"),
+    "simulate": ("games", "seed"),
+    "tournament": ("deals", "seed", "workers", "rule_agents", "learners", "snapshots"),
+    "tune": ("algo", "trials", "epochs", "games_per_epoch", "eval_every", "eval_games", "seed", "storage", "study",
+             "pruner", "opponent"),
+    "report": ("title",),
+    "tracking": ("tracking_uri", "experiment", "register_model"),
+    "behaviour": ("games", "opponents", "reference_agents", "workers"),
+    "ablation": ("seeds", "epochs", "games_per_epoch", "eval_every", "eval_games", "workers", "entropy", "curriculum"),
+    "deep": ("repeats", "deals", "opponents", "seed", "workers"),
+}
+
+
 def _section(raw: dict, name: str) -> dict:
     v = raw.get(name, {})
     if not isinstance(v, dict):
         raise ParamsError(f"{name}: must be a mapping, got {type(v).__name__}")
+    for key in v:
+        if key not in SECTION_KEYS.get(name, (key,)):
+            raise ParamsError(f"{name}.{key}: unknown key (keys of {name}: {', '.join(SECTION_KEYS[name])})")
     return v
 
 
@@ -190,6 +211,8 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     if rules not in presets:
         raise ParamsError(f"rules: unknown {game} rules preset {rules!r} (presets: {', '.join(presets)})")
     n_players = num_players(game)
+    for name in ("baselines", "simulate", "report"):  # read by their stages: their keys are checked here
+        _section(raw, name)
     s = _section(raw, "seeds")
     s = {"validation_deals": 250, "validation_seed": 20261, **s}
     seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"),
@@ -357,7 +380,7 @@ def load_params(path: str | Path = "params.yaml") -> Params:
     if not path.exists():
         raise ParamsError(f"{path}: not found")
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ParamsError(f"{path}: not valid YAML: {e}") from None
+        raw = load_yaml(path.read_text())
+    except (YamlError, UnicodeDecodeError) as e:
+        raise ParamsError(f"{path}: {e}") from None
     return parse_params(raw or {}, study)

@@ -51,7 +51,10 @@ def read_move(decision: Decision, ask: Callable[[str], str], out: Callable[[str]
             raise QuitGame from None
         if text.lower() in ("quit", "exit", "q"):
             raise QuitGame
-        if text.isdigit():
+        if not text:
+            out("type cards, a move number, or pass (an empty line is not a move)")
+            continue
+        if text.isascii() and text.isdigit():  # '²'.isdigit() is true, and int() refuses it
             k = int(text)
             if 0 <= k < len(decision.moves):
                 return k

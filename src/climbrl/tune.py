@@ -69,6 +69,23 @@ def shared_storage(storage: str) -> bool:
     return "://" in storage and not storage.split(":", 1)[0].startswith("sqlite")
 
 
+def check_storage(storage: str) -> None:
+    """Refuse a storage URL that cannot work, before any trial: not a URL, a database driver that is
+    not installed, or a SQLite file in a folder that does not exist (SQLAlchemy would say so only
+    from deep inside Optuna, as a traceback)."""
+    import sqlalchemy
+
+    try:
+        url = sqlalchemy.engine.make_url(storage)
+        url.get_dialect()
+    except (sqlalchemy.exc.ArgumentError, sqlalchemy.exc.NoSuchModuleError, ImportError) as e:
+        raise ValueError(f"storage: not a database URL Optuna can use ({e})") from None
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        folder = Path(url.database).resolve().parent
+        if not folder.is_dir():
+            raise ValueError(f"storage {storage!r}: the folder {folder} does not exist")
+
+
 def shown_url(storage: str) -> str:
     """``storage`` with its password hidden (for output and files)."""
     if not shared_storage(storage):
@@ -196,6 +213,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
         else optuna.pruners.NopPruner()
+    if trials < 0:
+        raise ValueError(f"trials: must be >= 0, got {trials}")
+    check_storage(storage)
     shared = shared_storage(storage)
     if shared:
         from optuna.storages import RDBStorage, RetryFailedTrialCallback

@@ -23,7 +23,9 @@ AGENT_NAMES = ("random", "greedy", "heuristic", "aggressive", "conservative", "c
 def make_agent(spec: str, game: str = "big2") -> Agent:
     """Build a rule agent for ``game`` from its name; raises ``ValueError`` naming the spec when
     unknown or not made for ``game`` (a game name, with or without ``:preset``)."""
-    name, _, arg = spec.partition(":")
+    name, colon, arg = spec.partition(":")
+    if colon and name in AGENT_NAMES and name not in ("charlesworth", "search"):
+        raise ValueError(f"agent {spec!r}: {name} takes no argument (write {name!r})")
     ddz = game.partition(":")[0] == "doudizhu"
     kind: type[Agent]
     args: tuple = ()
@@ -53,8 +55,6 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
     elif name == "rlcard-rule":
         from climbrl.agents.external.rlcard_rule import RLCardRuleAgent as kind
 
-        if arg:
-            raise ValueError(f"agent {spec!r}: rlcard-rule takes no argument")
         args = (game,)
     elif name == "search":
         from climbrl.agents.search import SearchAgent, parse_search_spec

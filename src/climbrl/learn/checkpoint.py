@@ -43,12 +43,21 @@ for any worker count (every game's deal and seat seeds are fixed before the game
 ``keep_policy_every``: only which policies are also copied to ``snapshots/``; no number moves."""
 
 
+#: Fields :class:`TrainConfig` had and no longer has, with the value under which a checkpoint that
+#: holds one ran as a run does now: ``extra``, a free mapping that nothing read, taken out because
+#: ``--set extra=1`` was accepted without a word.
+REMOVED_FIELDS: dict[str, Any] = {"extra": {}}
+
+
 def resume_conflicts(cfg: TrainConfig, state: dict[str, Any]) -> list[str]:
     """Why ``cfg`` cannot continue the checkpoint ``state``: one ``key=old there, new here`` per
     differing setting, plus an epoch count beyond the budget (empty: it can). A key the
     checkpoint lacks was added to :class:`TrainConfig` after it was written and is taken at the
     field's default, which by convention is the behaviour from before the field existed."""
     saved = {**TrainConfig().to_dict(), "algo": None, **state.get("config", {})}
+    for k, default in REMOVED_FIELDS.items():  # a field taken out since: resumable at its old default
+        if saved.get(k, default) == default:
+            saved.pop(k, None)
     want = cfg.to_dict()
     keys = [k for k in dict.fromkeys([*want, *saved]) if k not in RESUMABLE or (k == "epochs" and cfg.prioritized)]
     out = [f"{k}={saved.get(k)!r} there, {want.get(k)!r} here" for k in keys if saved.get(k) != want.get(k)]

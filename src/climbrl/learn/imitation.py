@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
+from climbrl.config import SEED_LIMIT
 from climbrl.encoders import make_encoder
 from climbrl.learn.checkpoint import network_payload, save_atomic
 from climbrl.learn.network import make_net, segment_log_softmax
@@ -69,7 +70,8 @@ class ImitationConfig:
     workers: int = 2
 
     def __post_init__(self) -> None:
-        checks = [("games", self.games >= 4, "at least 4"), ("holdout", 0.0 <= self.holdout < 1.0, "in [0, 1)"),
+        checks = [("seed", 0 <= self.seed < SEED_LIMIT, f"an integer from 0 to {SEED_LIMIT - 1}"),
+                  ("games", self.games >= 4, "at least 4"), ("holdout", 0.0 <= self.holdout < 1.0, "in [0, 1)"),
                   ("hidden", self.hidden >= 2, ">= 2"), ("epochs", self.epochs >= 1, ">= 1"),
                   ("lr", self.lr > 0, "> 0"), ("batch", self.batch >= 1, ">= 1"),
                   ("value_coef", self.value_coef >= 0, ">= 0"), ("workers", self.workers >= 1, ">= 1")]

@@ -537,9 +537,10 @@ class DdzGame:
             return "rob"
         return self.table.moves[move].label
 
-    def parse_move(self, text: str) -> int:
+    def parse_move(self, text: str, what: str = "move") -> int:
         """An action id from ``pass``, ``bid1``..``bid3``, ``call``, ``rob``, a label
-        (``333444-57``) or cards (``33344``; an error when the cards are several moves)."""
+        (``333444-57``) or cards (``33344``; an error when the cards are several moves); ``what``
+        names the input in errors (``--prev``)."""
         s = text.strip()
         low = s.lower()
         if low in ("pass", ""):
@@ -552,7 +553,7 @@ class DdzGame:
             if i is None:
                 raise CardError(f"{text!r} is not a plane with wings (write 'PLANE-WINGS', e.g. 333444-57)")
             return i
-        ids = combos.classify(parse_counts(s, "move"), self.rules)
+        ids = combos.classify(parse_counts(s, what), self.rules)
         if not ids:
             raise CardError(f"{text!r} is not a combination under {self.rules.name} rules")
         if len(ids) > 1:
