@@ -15,6 +15,8 @@ import json
 import os
 import pickle
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
 from climbrl.config import SEED_LIMIT, ConfigError
 from climbrl.games.big2 import PRESETS, RulesError, get_rules
 from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
+from climbrl.outputs import check_output, run_folder
 from climbrl.params import ParamsError
 
 
@@ -75,12 +78,26 @@ def _default_rules(rules: str | None, agents: list[str], game: str = "big2") -> 
     return "charlesworth" if any(a.startswith("charlesworth") for a in agents) else "paper"
 
 
+@contextmanager
+def _saving(result: Any, out: str, printed_json: bool) -> Iterator[None]:
+    """Writing ``result`` (already printed) to ``out``: should that fail, the JSON result goes to
+    stdout too (unless it is there already) and the error is the command's, so nothing computed
+    is lost."""
+    try:
+        yield
+    except OSError as e:
+        if not printed_json:
+            print(json.dumps(result, indent=2))
+        raise CliError(f"cannot write {out}: {e} (the result is on stdout)") from None
+
+
 def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
     payload = json.dumps(obj, indent=2)
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(payload + "\n")
     print(payload if as_json else text)
+    if out:
+        with _saving(obj, out, as_json):
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(payload + "\n")
 
 
 def cmd_moves_doudizhu(args: argparse.Namespace) -> None:
@@ -208,12 +225,13 @@ def cmd_roundrobin(args: argparse.Namespace) -> None:
         participants[label] = spec
     res = round_robin(participants, game=args.game, rules=args.rules, deals=args.deals, seed=args.seed,
                       workers=args.workers, resamples=args.resamples)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "roundrobin.json").write_text(json.dumps(res, indent=2) + "\n")
-        plot_round_robin(res, str(out / "roundrobin.png"))
     print(json.dumps(res, indent=2) if args.json else format_round_robin(res))
+    if args.out:
+        with _saving(res, args.out, args.json):
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "roundrobin.json").write_text(json.dumps(res, indent=2) + "\n")
+            plot_round_robin(res, str(out / "roundrobin.png"))
 
 
 def cmd_behaviour(args: argparse.Namespace) -> None:
@@ -255,10 +273,15 @@ def cmd_convert(args: argparse.Namespace) -> None:
 def cmd_baselines(args: argparse.Namespace) -> None:
     from climbrl.evaluate.baselines_report import baselines_report, to_markdown, write_report
 
+    there = [name for name in ("baselines.json", "baselines.md") if (Path(args.out) / name).exists()]
+    if there and not args.force:
+        raise CliError(f"--out {args.out} already holds {' and '.join(there)}: pass --force to overwrite, "
+                       "or choose another --out")
     report = baselines_report(games=args.games, seed=args.seed, workers=args.workers,
                               public_agent=not args.no_public_agent, game=args.game, rules=args.rules or "")
-    write_report(report, args.out)
     print(to_markdown(report) + f"({report['seconds']:.1f} s)")
+    with _saving(report, args.out, False):
+        write_report(report, args.out)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -300,12 +323,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_train(args: argparse.Namespace) -> None:
     from climbrl.config import resolve_device, train_config
+    from climbrl.learn.train import CHECKPOINT
     from climbrl.training import train
 
     cfg = train_config(args.algo, **_overrides(args))  # validated before any work
     resolve_device(cfg.device)  # cuda without a GPU: a clear error before any work
     out = args.out or f"runs/{cfg.algo}-seed{cfg.seed}"
-    res = train(cfg, out, resume=args.resume, progress=not args.no_progress)
+    with run_folder(out, resume=args.resume, checkpoint=CHECKPOINT):
+        res = train(cfg, out, resume=args.resume, progress=not args.no_progress)
     summary = {k: v for k, v in res.items() if k != "history"}
     lines = [f"{cfg.algo}: {cfg.epochs} epochs x {cfg.games_per_epoch} games in {res['train_seconds']:.0f} s "
              f"(+ {res['eval_seconds']:.0f} s evaluation); checkpoint and metrics.csv in {out}"]
@@ -325,7 +350,8 @@ def cmd_imitate(args: argparse.Namespace) -> None:
               if getattr(args, k) is not None}
     cfg = ImitationConfig(**fields)  # validated before any work
     out = args.out or f"runs/imitation-seed{cfg.seed}"
-    res = imitate(cfg, out)
+    with run_folder(out):
+        res = imitate(cfg, out)
     acc = res["holdout_accuracy"]
     held = (f"the student picks the teacher's move in {acc:.3f} of {res['holdout_decisions']} held-out decisions"
             if acc is not None else "no held-out game")
@@ -369,12 +395,13 @@ def cmd_tournament(args: argparse.Namespace) -> None:
     rules = _default_rules(args.rules, [split_label(p)[1] for p in parts], args.game)
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers,
                          resamples=args.resamples, game=args.game)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "tournament.json").write_text(json.dumps(res, indent=2) + "\n")
-        plot_pairwise(res, str(out / "tournament_pairwise.png"))
     print(json.dumps(res, indent=2) if args.json else format_leaderboard(res))
+    if args.out:
+        with _saving(res, args.out, args.json):
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "tournament.json").write_text(json.dumps(res, indent=2) + "\n")
+            plot_pairwise(res, str(out / "tournament_pairwise.png"))
 
 
 def cmd_play(args: argparse.Namespace) -> None:
@@ -598,7 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--hints", default=None, help="show this agent's probabilities for your moves")
     pl.set_defaults(func=cmd_play)
 
-    bl = sub.add_parser("baselines", help="the baseline table (reports/baselines.json and .md)")
+    bl = sub.add_parser("baselines", help="the baseline table (baselines.json and .md in --out; the study's "
+                        "committed one: python -m pipeline baselines)")
     bl.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
     bl.add_argument("--rules", default=None,
                     help="the rule agents' rules preset (default: the game's, Big 2 paper; the public agent plays "
@@ -608,7 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument("--seed", type=_seed, default=0)
     bl.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent (Big 2 only)")
-    bl.add_argument("--out", default="reports", help="output folder")
+    bl.add_argument("--out", default="runs/baselines", help="output folder (default runs/baselines)")
+    bl.add_argument("--force", action="store_true", help="overwrite the folder's baselines.json and .md")
     bl.set_defaults(func=cmd_baselines)
 
     b = sub.add_parser("bench", help="throughput benchmarks")
@@ -633,12 +662,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Each command's output options, checked before it does any work: attribute -> (flag, a folder?).
+_OUTPUTS: dict[str, dict[str, tuple[str, bool]]] = {
+    **{c: {"out": ("--out", False)} for c in ("evaluate", "duel", "behaviour", "seeds", "bench", "simulate")},
+    **{c: {"out": ("--out", True)} for c in ("tournament", "roundrobin", "baselines", "train", "imitate")},
+    "tune": {"best_out": ("--best-out", False)},
+    "convert-charlesworth": {"out": ("OUT", False)},
+}
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    for attr, (flag, folder) in _OUTPUTS.get(args.command, {}).items():
+        if getattr(args, attr):
+            check_output(getattr(args, attr), folder=folder, flag=flag)
+
+
 def main(argv: list[str] | None = None) -> int:
     from climbrl.environment import environment_defaults
 
     environment_defaults()  # the program starts here: MLflow's telemetry off
     args = build_parser().parse_args(argv)
     try:
+        _check_outputs(args)
         args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
     except BrokenPipeError:
