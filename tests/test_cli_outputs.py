@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from filelock import FileLock
@@ -74,11 +75,16 @@ def test_a_bad_output_path_is_refused_before_any_work(tmp_path, monkeypatch, cap
     assert a_file.read_text() == "kept\n" and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_an_unwritable_parent_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    """A folder without write permission; root writes past permission bits, so as root (CI) the
+    folder is /proc/sys, which the kernel keeps unwritable for root too."""
     no_work(monkeypatch, "climbrl.simulate.simulate_random")
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
+    if os.geteuid() == 0:
+        locked = Path("/proc/sys")
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+    assert not os.access(locked, os.W_OK), f"{locked} is writable here: the test needs another folder"
     rc, _, err = run(capsys, "simulate", "--games", "4", "--out", str(locked / "new" / "sim.json"))
     assert rc == 2 and f"{locked} is not writable" in err
 
@@ -171,3 +177,20 @@ def test_baselines_never_overwrite_unless_forced(tmp_path, monkeypatch, capsys) 
     rc, _, err = run(capsys, *argv, "--no-public-agent", "--out", str(tmp_path), "--force")
     assert rc == 0, err
     assert json.loads((tmp_path / "baselines.json").read_text())["games_per_match"] == 4
+
+
+@pytest.mark.parametrize("command,result", [("tournament", "tournament.json"), ("roundrobin", "roundrobin.json")])
+def test_a_folder_of_results_is_never_overwritten_unless_forced(tmp_path, monkeypatch, capsys, command,
+                                                                 result) -> None:
+    """``tournament``/``roundrobin --out reports/doudizhu`` would replace the committed study's
+    tables as ``baselines`` did: refused before any game, unless --force."""
+    (tmp_path / result).write_text("{}\n")
+    argv, target = COMMANDS[command]
+    with monkeypatch.context() as m:
+        no_work(m, target)
+        rc, _, err = run(capsys, *argv, "--out", str(tmp_path))
+    assert rc == 2 and f"already holds {result}: pass --force to overwrite" in err, err
+    assert (tmp_path / result).read_text() == "{}\n"
+    rc, _, err = run(capsys, *argv, "--out", str(tmp_path), "--force")
+    assert rc == 0, err
+    assert json.loads((tmp_path / result).read_text())

@@ -91,6 +91,15 @@ def _saving(result: Any, out: str, printed_json: bool) -> Iterator[None]:
         raise CliError(f"cannot write {out}: {e} (the result is on stdout)") from None
 
 
+def _refuse_results(out: str | None, names: tuple[str, ...], force: bool) -> None:
+    """Refuse, before any work, a folder ``out`` that already holds one of the result files
+    ``names`` unless ``--force``: a result is never overwritten unless asked."""
+    there = [name for name in names if out and (Path(out) / name).exists()]
+    if there and not force:
+        raise CliError(f"--out {out} already holds {' and '.join(there)}: pass --force to overwrite, "
+                       "or choose another --out")
+
+
 def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
     payload = json.dumps(obj, indent=2)
     print(payload if as_json else text)
@@ -223,6 +232,7 @@ def cmd_roundrobin(args: argparse.Namespace) -> None:
         if label in participants:
             raise CliError(f"--participants: {label!r} is named twice")
         participants[label] = spec
+    _refuse_results(args.out, ("roundrobin.json", "roundrobin.png"), args.force)
     res = round_robin(participants, game=args.game, rules=args.rules, deals=args.deals, seed=args.seed,
                       workers=args.workers, resamples=args.resamples)
     print(json.dumps(res, indent=2) if args.json else format_round_robin(res))
@@ -273,10 +283,7 @@ def cmd_convert(args: argparse.Namespace) -> None:
 def cmd_baselines(args: argparse.Namespace) -> None:
     from climbrl.evaluate.baselines_report import baselines_report, to_markdown, write_report
 
-    there = [name for name in ("baselines.json", "baselines.md") if (Path(args.out) / name).exists()]
-    if there and not args.force:
-        raise CliError(f"--out {args.out} already holds {' and '.join(there)}: pass --force to overwrite, "
-                       "or choose another --out")
+    _refuse_results(args.out, ("baselines.json", "baselines.md"), args.force)
     report = baselines_report(games=args.games, seed=args.seed, workers=args.workers,
                               public_agent=not args.no_public_agent, game=args.game, rules=args.rules or "")
     print(to_markdown(report) + f"({report['seconds']:.1f} s)")
@@ -393,6 +400,7 @@ def cmd_tournament(args: argparse.Namespace) -> None:
             raise CliError(f"--participants: name at least 3 agents of {args.game} "
                            "(e.g. random,greedy,ppo=checkpoint:runs/ppo/policy.pt)")
     rules = _default_rules(args.rules, [split_label(p)[1] for p in parts], args.game)
+    _refuse_results(args.out, ("tournament.json", "tournament_pairwise.png"), args.force)
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers,
                          resamples=args.resamples, game=args.game)
     print(json.dumps(res, indent=2) if args.json else format_leaderboard(res))
@@ -509,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     rr.add_argument("--resamples", type=_positive, default=200, help="bootstrap refits for the ratings' 95%% intervals")
     rr.add_argument("--out", help="folder for roundrobin.json and roundrobin.png (the matrices' heatmaps)")
+    rr.add_argument("--force", action="store_true", help="overwrite the folder's roundrobin.json and .png")
     rr.add_argument("--json", action="store_true")
     rr.set_defaults(func=cmd_roundrobin)
 
@@ -614,6 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--resamples", type=_positive, default=200,
                     help="bootstrap refits (deals, then games) for the ratings' 95%% intervals")
     to.add_argument("--out", help="folder for tournament.json and the pairwise heatmap")
+    to.add_argument("--force", action="store_true", help="overwrite the folder's tournament.json and heatmap")
     to.add_argument("--json", action="store_true")
     to.set_defaults(func=cmd_tournament)
 
