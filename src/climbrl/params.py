@@ -165,7 +165,7 @@ SECTION_KEYS = {
     "evaluate": ("games", "opponents", "workers", "repeats"),
     "baselines": ("games", "seed"),
     "simulate": ("games", "seed"),
-    "tournament": ("deals", "seed", "workers", "rule_agents", "learners", "snapshots"),
+    "tournament": ("deals", "seed", "workers", "rule_agents", "learners", "snapshots", "resamples"),
     "tune": ("algo", "trials", "epochs", "games_per_epoch", "eval_every", "eval_games", "seed", "storage", "study",
              "pruner", "opponent"),
     "report": ("title",),
