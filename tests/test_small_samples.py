@@ -1,6 +1,7 @@
 """Statistics at small samples (issue 31, section 7): every win rate's interval lies within [0, 1]
 and is never zero-width; means of points use Student t on the right degrees of freedom and give no
-interval rather than a zero-width one when the sample shows no spread."""
+interval rather than a zero-width one when the sample shows no spread; and every ``--json``
+output is strict JSON (no NaN, no Infinity) at tiny budgets."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from climbrl.cli import _write_json, main
 from climbrl.evaluate.duel import DuelGame, summarize_duel
 from climbrl.evaluate.match import RoleStats, team_scores
 from climbrl.evaluate.stats import t_quantile
@@ -110,6 +112,69 @@ def test_a_team_score_without_spread_has_no_interval() -> None:
     r = team_scores(rows, 4)
     half = t_quantile(0.95, 1) * np.std([2.0, -2.0], ddof=1) / math.sqrt(2)
     assert (r["team_score_low"], r["team_score_high"]) == pytest.approx((-half, half))
+
+
+def test_deep_intervals_over_the_repeats_use_t_on_repeats_minus_1() -> None:
+    from climbrl.evaluate.deep import deep_duel, deep_evaluate
+
+    res = deep_duel("greedy", "random", deals=2, repeats=3, seed=7)
+    t2 = t_quantile(0.95, 2)
+    for side in ("A", "B"):
+        for x in res["spread"][side].values():
+            lo, hi = x["win_rate_mean_low"], x["win_rate_mean_high"]
+            assert 0.0 <= lo <= x["win_rate_mean"] <= hi <= 1.0 and lo < hi
+            if len(set(x["win_rates"])) > 1:  # the repeats differ: t on 2 degrees of freedom, clipped
+                half = t2 * np.std(x["win_rates"], ddof=1) / math.sqrt(3)
+                assert (lo, hi) == pytest.approx((max(0.0, x["win_rate_mean"] - half),
+                                                  min(1.0, x["win_rate_mean"] + half)))
+            if len(set(x["adps"])) > 1:
+                half = t2 * np.std(x["adps"], ddof=1) / math.sqrt(3)
+                assert (x["adp_mean_low"], x["adp_mean_high"]) == pytest.approx((x["adp_mean"] - half,
+                                                                                 x["adp_mean"] + half))
+            else:
+                assert x["adp_mean_low"] is None and x["adp_mean_high"] is None
+    r = deep_evaluate("greedy", ["random"], games=4, repeats=3, seed=2)
+    lo, hi = r["win_rate_mean_low"], r["win_rate_mean_high"]
+    assert 0.0 <= lo <= r["win_rate_mean"] <= hi <= 1.0 and lo < hi
+    if len(set(r["win_rates"])) > 1:
+        half = t2 * r["win_rate_std"] / math.sqrt(3)
+        assert (lo, hi) == pytest.approx((max(0.0, r["win_rate_mean"] - half), min(1.0, r["win_rate_mean"] + half)))
+    _strict(json.dumps([res, r], allow_nan=False))
+
+
+def test_the_cli_json_writer_refuses_nan(capsys) -> None:
+    with pytest.raises(ValueError):
+        _write_json({"x": float("nan")}, None, True, "")
+    _write_json({"x": None}, None, True, "")
+    assert _strict(capsys.readouterr().out) == {"x": None}
+
+
+TINY = [
+    ("evaluate", "--game", "doudizhu", "--agent", "random", "--opponents", "random", "--games", "3"),
+    ("evaluate", "--game", "doudizhu", "--agent", "greedy", "--opponents", "random", "--games", "3", "--repeats",
+     "2"),
+    ("evaluate", "--agent", "greedy", "--opponents", "random", "--games", "4"),
+    ("evaluate", "--agent", "greedy", "--opponents", "random", "--games", "4", "--repeats", "2"),
+    ("duel", "--agent", "random", "--opponent", "greedy", "--deals", "1"),
+    ("duel", "--agent", "random", "--opponent", "greedy", "--deals", "4"),
+    ("duel", "--agent", "random", "--opponent", "greedy", "--deals", "3", "--repeats", "2"),
+    ("duel", "--agent", "greedy", "--opponent", "greedy", "--deals", "2", "--repeats", "2"),
+    ("tournament", "--participants", "random,greedy,heuristic,aggressive", "--deals", "1", "--resamples", "3"),
+    ("tournament", "--game", "doudizhu", "--participants", "random,greedy,heuristic", "--deals", "1",
+     "--resamples", "3"),
+    ("roundrobin", "--participants", "random,greedy", "--deals", "1", "--resamples", "3"),
+]
+
+
+@pytest.mark.parametrize("argv", TINY, ids=lambda a: " ".join(a))
+def test_every_json_output_is_strict_json_at_tiny_budgets(argv: tuple[str, ...], capsys) -> None:
+    rc = main([*argv, "--workers", "1", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    res = _strict(out)
+    if argv[0] == "duel":  # the issue's commands: every win rate's interval within [0, 1], never a point
+        for lo, rate, hi in _rate_intervals(res.get("pooled", res)):
+            assert 0.0 <= lo <= rate <= hi <= 1.0 and lo < hi
 
 
 def test_ablation_intervals_are_rates_and_never_points() -> None:

@@ -143,7 +143,7 @@ def to_markdown(report: dict[str, Any]) -> str:
 def write_report(report: dict[str, Any], out_dir: str | Path) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "baselines.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "baselines.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     game = report.get("game", "big2")
     if report.get("protocol") == "duel":
         head = (f"# Baselines\n\nEach row: a duel on {report['deals_per_match']} deals (seed {report['seed']}) of "
