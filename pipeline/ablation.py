@@ -184,11 +184,19 @@ def ablation_statistics(values: dict[Any, list[dict[str, Any]]], opponents: list
     """Per value and baseline: mean win rate over seeds and its interval (seed and deal noise);
     per baseline: every pair of values compared on the same deals, Holm-corrected over the pairs.
     ``values`` maps each value to its runs, each with ``vs[opponent]["deal_wins"]`` (the agent's
-    wins out of 4 on every deal, one digit per deal)."""
-    from climbrl.evaluate.stats import contrast_interval, holm
+    wins out of 4 on every deal, one digit per deal).
+
+    Every interval is a win rate's (or a difference of two), so it is clipped to [0, 1] (or
+    [-1, 1]) and never zero-width: without spread to estimate (every run scoring the same on every
+    deal: a value that never wins, or always), a value's interval is Wilson's on all its games
+    pooled and a difference's Newcombe's on the two values' pooled games, instead of a point."""
+    from climbrl.evaluate.stats import contrast_interval, holm, newcombe_interval, wilson_interval
 
     def table(runs: list[dict[str, Any]], o: str) -> np.ndarray:
         return np.array([[int(c) for c in r["vs"][o]["deal_wins"]] for r in runs]) / 4
+
+    def counts(t: np.ndarray) -> tuple[int, int]:
+        return int(round(float(t.sum()) * 4)), 4 * t.size
 
     tables = {o: {v: table(runs, o) for v, runs in values.items()} for o in opponents}
     keep = ("low", "high", "se", "df", "seed_sd", "deal_sd", "seed_noise_estimated")
@@ -196,7 +204,9 @@ def ablation_statistics(values: dict[Any, list[dict[str, Any]]], opponents: list
     for v, runs in values.items():
         entry: dict[str, Any] = {"value": v, "runs": runs, "vs": {}}
         for o in opponents:
-            ci = contrast_interval([tables[o][v]], [1])
+            ci = contrast_interval([tables[o][v]], [1], bounds=(0.0, 1.0))
+            if ci["se"] == 0:
+                ci["low"], ci["high"] = wilson_interval(*counts(tables[o][v]))
             entry["vs"][o] = {"mean": ci["estimate"], **{k: ci[k] for k in keep}}
         configs.append(entry)
     comparisons: dict[str, list[dict[str, Any]]] = {}
@@ -205,7 +215,9 @@ def ablation_statistics(values: dict[Any, list[dict[str, Any]]], opponents: list
         pairs = []
         for i, va in enumerate(names):
             for vb in names[i + 1:]:
-                ci = contrast_interval([tables[o][va], tables[o][vb]], [1, -1])
+                ci = contrast_interval([tables[o][va], tables[o][vb]], [1, -1], bounds=(-1.0, 1.0))
+                if ci["se"] == 0:
+                    _, ci["low"], ci["high"] = newcombe_interval(*counts(tables[o][va]), *counts(tables[o][vb]))
                 pairs.append({"a": va, "b": vb, "difference": ci["estimate"], "p_value": ci["p_value"],
                               **{k: ci[k] for k in keep}})
         for pair, significant in zip(pairs, holm([p["p_value"] for p in pairs], alpha), strict=True):
@@ -216,7 +228,9 @@ def ablation_statistics(values: dict[Any, list[dict[str, Any]]], opponents: list
 
 METHOD = ("a two-way (seeds x deals) method-of-moments variance: the training seeds' spread plus the deals' (every run "
           "plays the same deals); Student t with Satterthwaite's degrees of freedom; differences paired on the deals; "
-          "'significant': Holm's correction over the pairs of values against the same baseline, family-wise 5%")
+          "'significant': Holm's correction over the pairs of values against the same baseline, family-wise 5%; a "
+          "value's interval clipped to [0, 1], a difference's to [-1, 1]; without spread, Wilson's interval on the "
+          "pooled games (a value) or Newcombe's (a difference) instead of a point")
 
 
 def _plot(summary: dict[str, Any], opponents: list[str], path: Path) -> None:

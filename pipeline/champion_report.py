@@ -4,8 +4,8 @@ and ``champion.png`` from the match records that ``pipeline/champion.py`` wrote.
 - Every match: win rate with its Wilson interval and the agent's CPU seconds per decision (a
   team match: the team's score per game).
 - Every other agent against the champion on the deals both played, with the same opponent and
-  rules (the same seat streams): a paired difference per deal, with a normal 95% interval over
-  the deals' differences.
+  rules (the same seat streams): a paired difference per deal, with a Student t 95% interval over
+  the deals' differences (deals - 1 degrees of freedom).
 - The issue's targets (issue 12), each checked against the measured point or lower bound, and the
   base policy's training (``base.json``) against the 1 CPU-hour budget.
 - The figure: win rate against seconds per decision of the ``curve`` matches.
@@ -14,23 +14,30 @@ and ``champion.png`` from the match records that ``pipeline/champion.py`` wrote.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 
-def paired_difference(a: str, b: str, players: int = 4) -> dict[str, float]:
+def paired_difference(a: str, b: str, players: int = 4) -> dict[str, float | None]:
     """Win rate of ``a`` minus ``b`` on the deals both played (each a string of per-deal wins out
-    of ``players`` games, the first ``min`` deals), with a normal 95% interval over the deals'
-    differences and its two-sided p-value (0 for differences without spread)."""
-    from climbrl.evaluate.stats import mean_interval
+    of ``players`` games, the first ``min`` deals), with a Student t 95% interval over the deals'
+    differences (deals - 1 degrees of freedom) and its two-sided p-value. Differences without
+    spread (the same on every deal) have no interval (``None``,
+    :func:`climbrl.evaluate.stats.mean_summary`) and the sign test's p-value: 1 for a difference
+    of 0, else ``2^(1 - deals)``."""
+    from scipy import stats
+
+    from climbrl.evaluate.stats import mean_summary
 
     n = min(len(a), len(b))
     diffs = [(int(x) - int(y)) / players for x, y in zip(a[:n], b[:n], strict=True)]
-    mean, lo, hi = mean_interval(diffs)
-    se = (hi - lo) / (2 * 1.959963984540054)
-    p = math.erfc(abs(mean) / se / math.sqrt(2)) if se > 0 else float(mean == 0)
-    return {"deals": n, "difference": mean, "low": lo, "high": hi, "p": p}
+    m = mean_summary(diffs)
+    mean = m["mean"]
+    if m["se"] is None:
+        p = 1.0 if mean == 0 else min(1.0, 2.0 ** (1 - n))
+    else:
+        p = float(2 * stats.t.sf(abs(mean) / m["se"], m["df"]))
+    return {"deals": n, "difference": mean, "low": m["low"], "high": m["high"], "p": p}
 
 
 def _fmt_rate(r: dict[str, Any]) -> str:
@@ -64,7 +71,7 @@ def report(params: Any, reports: str | Path) -> Path:
     """``champion.md`` and ``champion.png`` under ``reports`` from the match and timing records
     there; ``params``: a :class:`pipeline.champion.ChampionParams` (not imported: that module's
     command line imports this one)."""
-    from climbrl.evaluate.stats import holm
+    from climbrl.evaluate.stats import format_interval, holm
 
     reports = Path(reports)
     records = _load(reports, "matches", list(params.matches), "match")
@@ -90,7 +97,8 @@ def report(params: Any, reports: str | Path) -> Path:
                        f"{_fmt_s(t, 'p95_cpu_s_per_decision')} | {_fmt_s(t, 'max_cpu_s_per_decision')} |")
             if r.get("team"):
                 lines.append(f"| {k} | `{r['agent']}` x2 | {r['opponent']} x2 | {r['rules']} | {r['games']} | team "
-                             f"score {r['team_score']:+.3f} [{r['team_score_low']:+.3f}, {r['team_score_high']:+.3f}] "
+                             f"score {r['team_score']:+.3f} "
+                             f"{format_interval(r['team_score_low'], r['team_score_high'], '+.3f')} "
                              f"per game | {seconds}")
             else:
                 lines.append(f"| {k} | `{r['agent']}` | {r['opponent']} x3 | {r['rules']} | {r['games']} | "
@@ -118,7 +126,7 @@ def report(params: Any, reports: str | Path) -> Path:
                   "|---|---|---|---|---|---|"]
         for (ck, k, d), sig in zip(pairs, significant, strict=True):
             lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
-                         f"[{d['low']:+.3f}, {d['high']:+.3f}] | {'yes' if sig else 'no'} |")
+                         f"{format_interval(d['low'], d['high'], '+.3f')} | {'yes' if sig else 'no'} |")
     checks = []
     for k, what, op, threshold in TARGETS:
         if k not in records:
@@ -131,9 +139,9 @@ def report(params: Any, reports: str | Path) -> Path:
         verdict = "met" if (value > threshold if op == ">" else value >= threshold) else "missed"
         checks.append(f"| {k} | {what} {op} {threshold:.2f} | {_fmt_rate(r)} | {verdict} |")
     for k, r in teams.items():
-        verdict = "met" if r["team_score_low"] > 0 else "missed"
+        verdict = "met" if r["team_score_low"] is not None and r["team_score_low"] > 0 else "missed"
         checks.append(f"| {k} | team score per game: lower bound > 0 | {r['team_score']:+.3f} "
-                      f"[{r['team_score_low']:+.3f}, {r['team_score_high']:+.3f}] | {verdict} |")
+                      f"{format_interval(r['team_score_low'], r['team_score_high'], '+.3f')} | {verdict} |")
     timed = [k for k in [*champ, *(k for k, r in teams.items() if r["agent"] in champions)]
              if "not_timed" not in timing[k]]
     if timed:

@@ -86,3 +86,156 @@ def test_contrast_needs_aligned_deals() -> None:
         contrast_interval([np.zeros((3, 10)), np.zeros((3, 11))], [1, -1])
     with pytest.raises(ValueError, match="two deals"):
         contrast_interval([np.zeros((3, 1))], [1])
+
+
+# --- small samples (issue 31, section 7) ---------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from climbrl.evaluate.stats import (  # noqa: E402
+    clustered_rate_interval,
+    mean_interval,
+    mean_summary,
+    moments_interval,
+    newcombe_interval,
+    t_quantile,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 10**6).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_holds_the_rate_within_0_and_1(counts: tuple[int, int]) -> None:
+    s, n = counts
+    lo, hi = wilson_interval(s, n)
+    assert 0.0 <= lo <= s / n <= hi <= 1.0 and lo < hi
+
+
+def test_wilson_endpoints_are_exact() -> None:
+    # rounding left 10 of 10 with a high end just below 1 (below the rate itself)
+    assert all(wilson_interval(n, n)[1] == 1.0 and wilson_interval(0, n)[0] == 0.0 for n in range(1, 200))
+
+
+_groups = st.integers(1, 6).flatmap(
+    lambda m: st.tuples(st.lists(st.integers(0, m), min_size=1, max_size=40), st.just(m)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_groups)
+def test_a_clustered_rate_interval_stays_within_0_and_1_and_is_never_a_point(groups) -> None:
+    wins, m = groups
+    rate, lo, hi = clustered_rate_interval(wins, m)
+    assert rate == sum(wins) / (m * len(wins))
+    assert 0.0 <= lo <= rate <= hi <= 1.0 and lo < hi
+    if len(wins) > 1 and len(set(wins)) == 1:  # no spread between the deals: Wilson's on the pooled games
+        assert (lo, hi) == wilson_interval(sum(wins), m * len(wins))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.integers(0, 8)), min_size=1, max_size=30))
+def test_a_clustered_rate_interval_takes_unequal_groups(groups) -> None:
+    trials = [m for m, _ in groups]
+    wins = [min(w, m) for m, w in groups]
+    rate, lo, hi = clustered_rate_interval(wins, trials)
+    assert rate == pytest.approx(sum(wins) / sum(trials))
+    assert 0.0 <= lo <= rate <= hi <= 1.0 and lo < hi
+
+
+def test_the_clustered_interval_of_the_issue() -> None:
+    """Issue 31: A's wins (of 2) on 4 deals gave [-0.033, 0.533]; 3 deals won 2 of 2, [1, 1]."""
+    rate, lo, hi = clustered_rate_interval([1, 0, 0, 0], 2)
+    assert rate == 0.125 and lo == 0.0 and hi > 0.125 + t_quantile(0.95, 3) * 0.125 - 1e-12
+    rate, lo, hi = clustered_rate_interval([2, 2, 2], 2)
+    assert rate == 1.0 and hi == 1.0 and lo == pytest.approx(wilson_interval(6, 6)[0]) and lo < 0.7
+    assert clustered_rate_interval([1], 2)[1:] == (0.0, 1.0)  # one deal: no spread between deals to see
+    assert clustered_rate_interval([1, 1, 1, 1], 2)[1:] == wilson_interval(4, 8)  # every deal split
+    with pytest.raises(ValueError):
+        clustered_rate_interval([3], 2)
+    with pytest.raises(ValueError):
+        clustered_rate_interval([], 2)
+
+
+def test_with_many_groups_the_clustered_interval_is_the_t_one() -> None:
+    rng = np.random.default_rng(0)
+    wins = rng.binomial(2, rng.uniform(0.2, 0.8, 2000))  # deals of unequal difficulty: clustered is the wider
+    rate, lo, hi = clustered_rate_interval(wins, 2)
+    se = np.std(wins / 2, ddof=1) / np.sqrt(len(wins))
+    assert (lo, hi) == pytest.approx((rate - t_quantile(0.95, 1999) * se, rate + t_quantile(0.95, 1999) * se))
+    # games of a deal that tend to split (one won as landlord, one lost as peasants): the clustered
+    # interval is rightly narrower than Wilson's, which takes the games as independent
+    split = np.where(rng.uniform(size=2000) < 0.9, 1, rng.choice([0, 2], 2000))
+    rate, lo, hi = clustered_rate_interval(split, 2)
+    w_lo, w_hi = wilson_interval(int(split.sum()), 4000)
+    assert hi - lo < 0.6 * (w_hi - w_lo)
+
+
+def test_a_mean_interval_uses_student_t_on_n_minus_1_degrees_of_freedom() -> None:
+    values = [2.0, -2.0, 2.0, 4.0, -4.0]
+    mean, lo, hi = mean_interval(values)
+    half = 2.7764451051977987 * np.std(values, ddof=1) / np.sqrt(5)  # t, 4 df, 97.5%
+    assert (lo, hi) == pytest.approx((mean - half, mean + half))
+    m = mean_summary(values)
+    assert m["df"] == 4 and m["n"] == 5 and m["se"] == pytest.approx(half / 2.7764451051977987)
+    assert t_quantile(0.95, 1) == pytest.approx(12.706204736174696)
+
+
+def test_a_mean_without_spread_has_no_interval() -> None:
+    """Four deals each worth +2 points: no zero-width interval, and no NaN either."""
+    assert mean_interval([2.0, 2.0, 2.0, 2.0]) == (2.0, None, None)
+    assert mean_interval([0.1] * 3)[1:] == (None, None)  # equal values, whatever the rounding of the mean
+    assert mean_interval([5.0]) == (5.0, None, None)
+    assert moments_interval(4, 8.0, 16.0) == (2.0, None, None)
+    assert moments_interval(3, 0.3, 0.03)[1:] == (None, None)
+    with pytest.raises(ValueError):
+        mean_interval([])
+    with pytest.raises(ValueError):
+        mean_interval([1.0, float("nan")])
+
+
+_values = st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=50)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_a_mean_interval_holds_the_mean_or_is_absent(values) -> None:
+    mean, lo, hi = mean_interval(values)
+    if len(values) < 2 or min(values) == max(values):
+        assert lo is None and hi is None
+    elif lo is None:  # a spread too small for floats (its square underflows): none seen
+        assert hi is None and np.std(values, ddof=1) < 1e-150
+    else:
+        assert lo <= mean <= hi and lo < hi
+    n = len(values)
+    m_mean, m_lo, m_hi = moments_interval(n, sum(values), sum(v * v for v in values))
+    assert m_lo is None or m_lo <= m_mean <= m_hi
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 500), st.integers(1, 500), st.data())
+def test_newcombe_holds_the_difference_within_minus_1_and_1(n1, n2, data) -> None:
+    s1, s2 = data.draw(st.integers(0, n1)), data.draw(st.integers(0, n2))
+    d, lo, hi = newcombe_interval(s1, n1, s2, n2)
+    assert d == pytest.approx(s1 / n1 - s2 / n2)
+    assert -1.0 <= lo <= d <= hi <= 1.0 and lo < hi
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 12), st.data())
+def test_a_bounded_contrast_stays_within_its_bounds(seeds, deals, data) -> None:
+    cells = st.lists(st.integers(0, 4), min_size=seeds * deals, max_size=seeds * deals)
+    a = np.array(data.draw(cells), dtype=float).reshape(seeds, deals) / 4
+    b = np.array(data.draw(cells), dtype=float).reshape(seeds, deals) / 4
+    one = contrast_interval([a], [1], bounds=(0.0, 1.0))
+    assert 0.0 <= one["low"] <= one["estimate"] <= one["high"] <= 1.0
+    diff = contrast_interval([a, b], [1, -1], bounds=(-1.0, 1.0))
+    assert -1.0 <= diff["low"] <= diff["estimate"] <= diff["high"] <= 1.0
+    assert 0.0 <= diff["p_value"] <= 1.0
+
+
+def test_a_contrast_without_spread_is_not_significant_on_few_deals() -> None:
+    """Every deal the same difference: the sign test's p-value (2 deals: 0.5), not 0."""
+    ones, zeros = np.ones((2, 2)), np.zeros((2, 2))
+    ci = contrast_interval([ones, zeros], [1, -1])
+    assert ci["se"] == 0 and ci["p_value"] == 0.5
+    assert contrast_interval([ones, zeros], [1, -1])["estimate"] == 1.0
+    assert contrast_interval([zeros, zeros], [1, -1])["p_value"] == 1.0
+    assert contrast_interval([np.ones((2, 30)), np.zeros((2, 30))], [1, -1])["p_value"] < 1e-8

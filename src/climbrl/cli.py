@@ -87,7 +87,7 @@ def _saving(result: Any, out: str, printed_json: bool) -> Iterator[None]:
         yield
     except OSError as e:
         if not printed_json:
-            print(json.dumps(result, indent=2))
+            print(json.dumps(result, indent=2, allow_nan=False))
         raise CliError(f"cannot write {out}: {e} (the result is on stdout)") from None
 
 
@@ -101,7 +101,9 @@ def _refuse_results(out: str | None, names: tuple[str, ...], force: bool) -> Non
 
 
 def _write_json(obj: Any, out: str | None, as_json: bool, text: str) -> None:
-    payload = json.dumps(obj, indent=2)
+    # strict JSON: a NaN or an infinity is a bug upstream (a missing value is None, null), never
+    # written as the non-standard NaN / Infinity that strict parsers refuse
+    payload = json.dumps(obj, indent=2, allow_nan=False)
     print(payload if as_json else text)
     if out:
         with _saving(obj, out, as_json):
@@ -235,12 +237,12 @@ def cmd_roundrobin(args: argparse.Namespace) -> None:
     _refuse_results(args.out, ("roundrobin.json", "roundrobin.png"), args.force)
     res = round_robin(participants, game=args.game, rules=args.rules, deals=args.deals, seed=args.seed,
                       workers=args.workers, resamples=args.resamples)
-    print(json.dumps(res, indent=2) if args.json else format_round_robin(res))
+    print(json.dumps(res, indent=2, allow_nan=False) if args.json else format_round_robin(res))
     if args.out:
         with _saving(res, args.out, args.json):
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
-            (out / "roundrobin.json").write_text(json.dumps(res, indent=2) + "\n")
+            (out / "roundrobin.json").write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
             plot_round_robin(res, str(out / "roundrobin.png"))
 
 
@@ -403,12 +405,12 @@ def cmd_tournament(args: argparse.Namespace) -> None:
     _refuse_results(args.out, ("tournament.json", "tournament_pairwise.png"), args.force)
     res = run_tournament(parts, rules=rules, deals=args.deals, seed=args.seed, workers=args.workers,
                          resamples=args.resamples, game=args.game)
-    print(json.dumps(res, indent=2) if args.json else format_leaderboard(res))
+    print(json.dumps(res, indent=2, allow_nan=False) if args.json else format_leaderboard(res))
     if args.out:
         with _saving(res, args.out, args.json):
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
-            (out / "tournament.json").write_text(json.dumps(res, indent=2) + "\n")
+            (out / "tournament.json").write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
             plot_pairwise(res, str(out / "tournament_pairwise.png"))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from climbrl.evaluate.stats import format_interval
 from climbrl.params import Params
 from climbrl.stage_times import stage_time_lines
 
@@ -217,7 +218,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
                 if not duel else
                 f"DouZero's protocol: each of {g // n} versioned deals played twice, the learner as landlord against "
                 f"two copies of the baseline, then as both peasants against it ({2 * (g // n)} games); WP (win "
-                "rate) with its 95% interval (Wilson by role; over both roles, normal on the per-deal values) and "
+                "rate) with its 95% interval (Wilson by role; over both roles, Student t on the per-deal values) and "
                 "ADP, DouZero's average difference in points (+/-2 x 2^bombs per game), with its 95% interval")
     md = [f"# {params.raw.get('report', {}).get('title', 'climbrl report')}", "",
           ("" if game.name == "big2" else f"Game: {game.title}. ") +
@@ -369,8 +370,8 @@ def _role_lines(finals: dict[str, dict[str, dict[str, Any]]], opponents: Sequenc
                 x = by_opp[o].get("by_role", {}).get(role)
                 cells.append("-" if x is None else
                              f"{x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] "
-                             f"(n={x['games']}); score {x['mean_reward']:+.3f} [{x['mean_reward_low']:+.3f}, "
-                             f"{x['mean_reward_high']:+.3f}]")
+                             f"(n={x['games']}); score {x['mean_reward']:+.3f} "
+                             f"{format_interval(x['mean_reward_low'], x['mean_reward_high'], '+.3f')}")
             lines.append(f"| {algo} | {role} | " + " | ".join(cells) + " |")
     return lines
 
@@ -488,7 +489,8 @@ def _rlcard_target_lines(finals: dict[str, dict[str, dict[str, Any]]], reports: 
         target[role] = {"win_rate": x["win_rate"], "win_rate_low": x["win_rate_low"], "reference": ref, "met": met}
         here_cell = f"{here['win_rate']:.3f} (n={here['games']})" if here else "-"
         lines.append(f"| {role} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
-                     f"{x['adp']:+.3f} [{x['adp_low']:+.3f}, {x['adp_high']:+.3f}] | {RLCARD_README[role]:.3f} | "
+                     f"{x['adp']:+.3f} {format_interval(x['adp_low'], x['adp_high'], '+.3f')} | "
+                     f"{RLCARD_README[role]:.3f} | "
                      f"{here_cell} | {'yes' if met else 'no'} |")
     metrics["rlcard_target"] = {"learner": best, **target}
     return lines + [""]
@@ -515,7 +517,7 @@ def _deep_best_lines(reports: Path, metrics: dict[str, Any]) -> list[str]:
             lines.append(f"| {opp} | {role} | {x['win_rate_mean']:.3f} +- {x['win_rate_std']:.3f} | "
                          f"{p['win_rate']:.3f} [{p['win_rate_low']:.3f}, {p['win_rate_high']:.3f}] | "
                          f"{x['adp_mean']:+.3f} +- {x['adp_std']:.3f} | "
-                         f"{p['adp']:+.3f} [{p['adp_low']:+.3f}, {p['adp_high']:+.3f}] |")
+                         f"{p['adp']:+.3f} {format_interval(p['adp_low'], p['adp_high'], '+.3f')} |")
             out.update({f"{k}/{opp}/{role}": x[k] for k in ("win_rate_mean", "win_rate_std", "adp_mean", "adp_std")})
     metrics["deep_best"] = out
     return lines + [""]

@@ -20,6 +20,7 @@ from typing import Any
 
 from climbrl.config import GAME_SETUP
 from climbrl.evaluate.match import run_match
+from climbrl.evaluate.stats import format_interval
 from climbrl.games.registry import DEFAULT_PRESETS, num_players
 from climbrl.paths import public_agent_missing
 
@@ -100,8 +101,8 @@ def _duel_markdown(report: dict[str, Any]) -> str:
         a = r["A"]
         cells = [f"{a[x]['win_rate']:.3f} [{a[x]['win_rate_low']:.3f}, {a[x]['win_rate_high']:.3f}]"
                  for x in ("landlord", "peasants", "both")]
-        lines.append(f"| {r['agent']} | {r['opponents'][0]} | " + " | ".join(cells) +
-                     f" | {a['both']['adp']:+.3f} [{a['both']['adp_low']:+.3f}, {a['both']['adp_high']:+.3f}] |")
+        adp = f"{a['both']['adp']:+.3f} {format_interval(a['both']['adp_low'], a['both']['adp_high'], '+.3f')}"
+        lines.append(f"| {r['agent']} | {r['opponents'][0]} | " + " | ".join(cells) + f" | {adp} |")
     if report.get("outside_agent_note"):
         lines += ["", report["outside_agent_note"]]
     return "\n".join(lines) + "\n"
@@ -142,13 +143,13 @@ def to_markdown(report: dict[str, Any]) -> str:
 def write_report(report: dict[str, Any], out_dir: str | Path) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "baselines.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "baselines.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     game = report.get("game", "big2")
     if report.get("protocol") == "duel":
         head = (f"# Baselines\n\nEach row: a duel on {report['deals_per_match']} deals (seed {report['seed']}) of "
                 f"{GAME_SETUP[game].title}, rules `{report['rules']}` (DouZero's protocol): the agent as landlord "
                 "against two copies of the opponent, then as both peasants against it, on the same cards. WP with "
-                "its 95% interval (Wilson by role; over both roles, normal on the per-deal values); ADP, DouZero's "
+                "its 95% interval (Wilson by role; over both roles, Student t on the per-deal values); ADP, DouZero's "
                 "average difference in points (+/-2 x 2^bombs per game).\n\n")
         (out / "baselines.md").write_text(head + to_markdown(report))
         return

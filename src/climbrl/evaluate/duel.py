@@ -14,8 +14,10 @@ Numbers, per side (A, B) and role (``landlord``, ``peasants``, and ``both``: eve
 side):
 
 * WP: games won / games played. Per role, one game per deal, so the games are independent and
-  the 95% interval is Wilson's; ``both`` pairs two games on each deal, so its interval is the
-  normal one on the per-deal values (wins / 2).
+  the 95% interval is Wilson's; ``both`` pairs two games on each deal, so its interval is
+  clustered on the deals (Student t on the per-deal values, wins / 2, with deals - 1 degrees of
+  freedom, clipped to [0, 1]; Wilson's on the pooled games when every deal scored alike, so that
+  it is never zero-width: :func:`climbrl.evaluate.stats.clustered_rate_interval`).
 * ADP, DouZero's *average difference in points*: per game, the points of the side minus the
   points of the other side, with base point 1 doubled per bomb or rocket. A side scores
   +2^bombs when it wins and -2^bombs when it loses, so the difference is +/-2 x 2^bombs; it is
@@ -24,10 +26,11 @@ side):
   from the engine's ``state.score()``: ``2 x pay`` to the winning side, ``-2 x pay`` to the
   losing one, where ``pay = stake x 2^bombs`` (x 2 for a spring under rules that double it;
   the ``douzero`` preset does not, as DouZero's game does not). So ADP / 2 is the signed pay,
-  and ADP equals the landlord's zero-sum return of the ``score`` rewards. Interval: normal,
-  on the per-deal values.
+  and ADP equals the landlord's zero-sum return of the ``score`` rewards. Interval: Student t
+  on the per-deal values (deals - 1 degrees of freedom); none (``null``) when the values show no
+  spread, e.g. every deal won without a bomb (:func:`climbrl.evaluate.stats.mean_summary`).
 * Paired (A's view, one value per deal): how often A won both games of a deal, split them, or
-  lost both, and A's net points over the two games, with its normal interval. B's numbers are
+  lost both, and A's net points over the two games, with its t interval (as ADP's). B's numbers are
   A's mirrored (B as landlord is A as peasants); both are listed, as DouZero prints them.
 
 Seat streams: the random choices of the seat ``s`` in both games of deal ``d`` come from one
@@ -43,7 +46,7 @@ from typing import Any, NamedTuple
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
 from climbrl.evaluate.match import CHUNK_DEALS, game_name, map_tasks
-from climbrl.evaluate.stats import mean_interval, wilson_interval
+from climbrl.evaluate.stats import clustered_rate_interval, format_interval, mean_interval, wilson_interval
 from climbrl.games.registry import make_game
 from climbrl.learn.specs import make_agent
 
@@ -128,7 +131,7 @@ def play_duel_chunk(args: tuple) -> list[DuelGame]:
 
 
 def _role(games: Sequence[DuelGame], side: int) -> dict[str, Any]:
-    """WP (Wilson) and ADP (normal) of ``side`` over games that are one per deal."""
+    """WP (Wilson) and ADP (Student t) of ``side`` over games that are one per deal."""
     wins = sum(g.winner() == side for g in games)
     lo, hi = wilson_interval(wins, len(games))
     adp, adp_lo, adp_hi = mean_interval([g.points(side) for g in games])
@@ -155,7 +158,7 @@ def side_summary(pairs: Sequence[tuple[DuelGame, DuelGame]], side: int) -> dict[
     out = {"landlord": _role([p[side] for p in pairs], side), "peasants": _role([p[1 - side] for p in pairs], side)}
     wins = [sum(g.winner() == side for g in p) for p in pairs]
     points = [sum(g.points(side) for g in p) for p in pairs]
-    _, lo, hi = mean_interval([w / 2 for w in wins])
+    _, lo, hi = clustered_rate_interval(wins, 2)
     adp, adp_lo, adp_hi = mean_interval([x / 2 for x in points])
     out["both"] = {"games": 2 * len(pairs), "wins": sum(wins), "win_rate": sum(wins) / (2 * len(pairs)),
                    "win_rate_low": lo, "win_rate_high": hi, "adp": adp, "adp_low": adp_lo, "adp_high": adp_hi}
@@ -221,10 +224,11 @@ def format_duel(res: dict[str, Any]) -> str:
             x = res[side][role]
             lines.append(f"{side:<5} {role:<9} {x['games']:>6} {x['win_rate']:6.3f} "
                          f"[{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] {x['adp']:+7.3f} "
-                         f"[{x['adp_low']:+.3f}, {x['adp_high']:+.3f}]")
+                         f"{format_interval(x['adp_low'], x['adp_high'], '+.3f')}")
     p = res["paired"]
     lines.append(f"per deal (A): won both {p['won_both']}, split {p['split']}, lost both {p['lost_both']}; "
-                 f"net points {p['net_points']:+.3f} [{p['net_points_low']:+.3f}, {p['net_points_high']:+.3f}]")
+                 f"net points {p['net_points']:+.3f} "
+                 f"{format_interval(p['net_points_low'], p['net_points_high'], '+.3f')}")
     lines.append(f"mean bombs {res['mean_bombs']:.3f}, spring rate {res['spring_rate']:.3f}, "
                  f"mean length {res['mean_game_length']:.1f} moves (ADP: +/-2 x stake x 2^bombs per game)")
     return "\n".join(lines)

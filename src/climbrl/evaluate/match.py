@@ -17,12 +17,13 @@ program that runs other threads (a Prefect task runner), where "fork" can copy a
 The agent wins a game when its seat is among the result's winners (Big 2: it went out first;
 Dou Dizhu: its side won). A free-for-all game's summary also gives the win rate normalized by
 chance (1 / number of players); a team game's gives, per role, the games, win rate and mean
-score with 95% intervals (``by_role``).
+score with 95% intervals (``by_role``: Wilson's for the win rate; Student t on the games, with
+games - 1 degrees of freedom, for the score, and none, ``null``, when the scores show no spread:
+:func:`climbrl.evaluate.stats.mean_summary`).
 """
 
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -31,7 +32,7 @@ from typing import Any
 
 from climbrl.agents import Agent
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
-from climbrl.evaluate.stats import wilson_interval
+from climbrl.evaluate.stats import format_interval, moments_interval, wilson_interval
 from climbrl.games.registry import DEFAULT_PRESETS, make_game
 from climbrl.learn.specs import make_agent
 from climbrl.threads import single_thread, worker_init
@@ -62,12 +63,10 @@ class RoleStats:
     def summary(self) -> dict[str, Any]:
         n = max(self.games, 1)
         lo, hi = wilson_interval(self.wins, self.games)
-        mean = self.reward_sum / n
-        var = max(self.reward_sq / n - mean * mean, 0.0) * n / max(n - 1, 1)
-        half = 1.96 * math.sqrt(var / n) if self.games > 1 else float("nan")
+        mean, mean_lo, mean_hi = moments_interval(n, self.reward_sum, self.reward_sq)
         return {"games": self.games, "wins": self.wins, "win_rate": self.wins / n, "win_rate_low": lo,
-                "win_rate_high": hi, "mean_reward": mean, "mean_reward_low": mean - half,
-                "mean_reward_high": mean + half}
+                "win_rate_high": hi, "mean_reward": mean, "mean_reward_low": mean_lo,
+                "mean_reward_high": mean_hi}
 
 
 @dataclass
@@ -356,8 +355,9 @@ def relative_returns(
 def team_scores(rows: Sequence[Sequence[float]], players: int) -> dict[str, Any]:
     """A team match's summary from its :func:`relative_returns` rows (the agent's team in the
     row's seats 0 and 2): the team's score per game (its two seats' returns summed) with a 95%
-    interval over the deals' means (a deal's ``players`` games are not independent), and the
-    games the team came out ahead in."""
+    interval over the deals' means (a deal's ``players`` games are not independent: Student t with
+    deals - 1 degrees of freedom; none, ``null``, when every deal gives the same mean, see
+    :func:`climbrl.evaluate.stats.mean_summary`), and the games the team came out ahead in."""
     from climbrl.evaluate.stats import mean_interval
 
     team = [r[0] + r[2] for r in rows]
@@ -384,7 +384,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             lines.append(
                 f"  as {role:<13} {x['games']:>6} games  win rate {x['win_rate']:.3f} "
                 f"[{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}]  mean score {x['mean_reward']:+.3f} "
-                f"[{x['mean_reward_low']:+.3f}, {x['mean_reward_high']:+.3f}]"
+                f"{format_interval(x['mean_reward_low'], x['mean_reward_high'], '+.3f')}"
             )
     return "\n".join(lines)
 

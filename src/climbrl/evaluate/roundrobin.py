@@ -110,8 +110,8 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
                                 resamples=resamples, seed=bootstrap_seed)
     board = [{"participant": names[p], "rating": float(rating[p]), "rating_low": float(low[p]),
               "rating_high": float(high[p]), "games": int(played[p]), "wins": int(wins[p]),
-              "win_rate": float(wins[p] / played[p]) if played[p] else float("nan"),
-              "adp": float(points[p] / played[p]) if played[p] else float("nan"),
+              "win_rate": float(wins[p] / played[p]) if played[p] else None,
+              "adp": float(points[p] / played[p]) if played[p] else None,
               "win_rate_landlord": float(np.nanmean(wp["landlord"][p])),
               "win_rate_peasants": float(np.nanmean(wp["peasants"][p]))} for p in range(n)]
     board.sort(key=lambda r: (-r["rating"], r["participant"]))
