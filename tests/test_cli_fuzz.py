@@ -113,7 +113,7 @@ def command_lines(draw) -> tuple[list[str], str]:
             continue
         if flag in required and draw(st.integers(0, 19)) == 0:
             continue  # a required flag left out
-        hostile = draw(st.integers(0, 9)) < 3
+        hostile = draw(st.integers(0, 9)) < 2
         value = draw(st.sampled_from(HOSTILE) | st.text(max_size=4)) if hostile else draw(st.sampled_from(GOOD[flag]))
         argv += [flag, value]
     if name in ("train", "imitate", "tune", "evaluate", "behaviour", "baselines", "tournament", "roundrobin",
