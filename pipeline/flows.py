@@ -44,28 +44,8 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
 import pipeline  # noqa: F401  (environment defaults)
+from climbrl.threads import die_with_parent
 from pipeline import stages
-
-
-def _die_with_parent() -> None:
-    """Initializer of :func:`in_own_process`'s child (Linux): killed when the process that started
-    it dies. A Dask worker killed outright (SIGKILL, the OOM killer) must not leave its stage
-    running on as an orphan, writing the same run folder as the retry that the scheduler starts
-    on another worker. Elsewhere a no-op."""
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the call above
-        os._exit(1)
 
 
 def in_own_process(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -73,11 +53,13 @@ def in_own_process(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     thread count and random stream, forked locks of other threads) is shared with the flow or
     with the other stages. A daemonic process (a Dask worker under a nanny) may not start
     children: there the call runs in place, one task at a time per worker process. The child dies
-    with its parent (:func:`_die_with_parent`)."""
+    with its parent (:func:`climbrl.threads.die_with_parent`): a Dask worker killed outright
+    (SIGKILL, the OOM killer) leaves no stage running on as an orphan, writing the same run folder
+    as the retry that the scheduler starts on another worker."""
     if mp.current_process().daemon:
         return fn(*args, **kwargs)
     with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"),
-                             initializer=_die_with_parent) as pool:
+                             initializer=die_with_parent) as pool:
         return pool.submit(fn, *args, **kwargs).result()
 
 
