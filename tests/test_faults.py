@@ -1,5 +1,5 @@
 """Faults a user meets (issue 31, section 3): a training killed outright leaves no process
-behind.
+behind, and a killed Q-learning or DQN run resumes into the uninterrupted one.
 
 The killed training runs as the real command line in a session of its own; every process it
 starts (the actors, multiprocessing's resource tracker) inherits that session, wherever it is
@@ -9,6 +9,7 @@ reparented when the training dies, so the session's members in ``/proc`` are the
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import signal
 import subprocess
@@ -17,6 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
+
+from climbrl.config import train_config
+from climbrl.learn import checkpoint as ckpt
+from climbrl.learn.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +87,64 @@ def test_a_training_killed_outright_leaves_no_actor_or_helper_alive(tmp_path) ->
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --- a replay learner's resume -------------------------------------------------------------------
+
+def small(algo: str, **kw):
+    base = {"epochs": 3, "games_per_epoch": 8, "eval_every": 0, "hidden": 32, "minibatch_decisions": 64,
+            "batch_size": 32, "updates_per_epoch": 5, "keep_policy_every": 0}
+    return train_config(algo, **{**base, **kw})
+
+
+def metrics(run: Path) -> list[dict[str, str]]:
+    """metrics.csv's rows without the timings."""
+    with open(run / "metrics.csv", newline="") as f:
+        return [{k: v for k, v in row.items() if "seconds" not in k and "per_s" not in k} for row in csv.DictReader(f)]
+
+
+def policy(run: Path) -> dict[str, torch.Tensor]:
+    return ckpt.load_network(run / "policy.pt")[0].state_dict()
+
+
+def stop_after(epoch: int):
+    """An ``on_epoch`` that interrupts the run once epoch ``epoch``'s checkpoint is written."""
+    def on_epoch(row: dict) -> None:
+        if row["epoch"] == epoch:
+            raise KeyboardInterrupt
+    return on_epoch
+
+
+@pytest.mark.parametrize("algo", ["qlearning", "dqn"])  # dqn: prioritized replay, double, dueling
+def test_a_killed_replay_learner_resumes_into_the_uninterrupted_run(tmp_path, algo: str) -> None:
+    """Stopped after its second epoch and resumed, the run's metrics.csv and policy are the
+    uninterrupted run's: the checkpoint holds the replay buffer (a ring of 700 transitions, some
+    500 an epoch: full and wrapped around at the stop, and part of it sampled after) and its
+    priorities. Before, the resumed run started with an empty buffer (``loss/buffer`` 558
+    against 2518 in the issue's run)."""
+    cfg = small(algo, replay_capacity=700)
+    train(cfg, tmp_path / "straight", progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "stopped", progress=False, on_epoch=stop_after(2))
+    first, second = (r for r in metrics(tmp_path / "stopped"))
+    assert 350 < int(first["learner_decisions"]) < 700 and second["loss/buffer"] == "700.0"
+    train(cfg, tmp_path / "stopped", resume=True, progress=False)
+    assert metrics(tmp_path / "stopped") == metrics(tmp_path / "straight")
+    a, b = policy(tmp_path / "straight"), policy(tmp_path / "stopped")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_replay_checkpoint_without_its_buffer_is_not_resumed(tmp_path) -> None:
+    """A Q-learning checkpoint written before checkpoints held the buffer: ``--resume`` refuses it
+    with the reason, and the ablation runner (same rule) starts that run again."""
+    from pipeline.ablation import _stale
+
+    cfg = small("qlearning", epochs=2)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path, progress=False, on_epoch=stop_after(1))
+    state = ckpt.load(tmp_path / "checkpoint.pt")
+    del state["learner"]["replay"]
+    ckpt.save_atomic(state, tmp_path / "checkpoint.pt")
+    with pytest.raises(ckpt.CheckpointError, match="no replay buffer"):
+        train(cfg, tmp_path, resume=True, progress=False)
+    assert "no replay buffer" in _stale(cfg, tmp_path)

@@ -6,8 +6,11 @@ updates. Every ``eval_every`` epochs the ``evaluator`` scores the greedy policy 
 duplicate-deal match against each evaluation opponent on a fixed deal set; it lives a layer up,
 in :mod:`climbrl.training`, since matches belong to ``evaluate``, which imports this layer).
 After every epoch the checkpoint (learner, curriculum, history) is written atomically and the
-per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
-would have produced: every random choice is derived from (seed, epoch, game, seat). With
+per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch
+with the same numbers it would have produced: every random choice is derived from (seed, epoch,
+game, seat), and the learner's state is whole (Q-learning's and DQN's replay buffer and
+priorities included, :mod:`climbrl.learn.replay`; a checkpoint of theirs written before it held
+the buffer is refused, :func:`climbrl.learn.checkpoint.resume_conflicts`). With
 ``actors > 1`` the games are played in worker processes (:mod:`climbrl.learn.actors`); with
 ``device`` the learner's updates and its policy's forward passes run on a GPU. Every
 ``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
