@@ -1,5 +1,6 @@
 """Faults a user meets (issue 31, section 3): a training killed outright leaves no process
-behind, and a killed Q-learning or DQN run resumes into the uninterrupted one.
+behind, a killed Q-learning or DQN run resumes into the uninterrupted one, and a diverging
+training stops with a clear error instead of writing NaN weights (which no load accepts).
 
 The killed training runs as the real command line in a session of its own; every process it
 starts (the actors, multiprocessing's resource tracker) inherits that session, wherever it is
@@ -17,12 +18,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from climbrl.config import train_config
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.train import train
+from climbrl.learn.trainable import TrainingDiverged
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,3 +151,109 @@ def test_a_replay_checkpoint_without_its_buffer_is_not_resumed(tmp_path) -> None
     with pytest.raises(ckpt.CheckpointError, match="no replay buffer"):
         train(cfg, tmp_path, resume=True, progress=False)
     assert "no replay buffer" in _stale(cfg, tmp_path)
+
+
+# --- divergence ----------------------------------------------------------------------------------
+
+def test_the_issue_s_divergent_training_stops_with_one_line_and_exit_status_2(tmp_path, capsys) -> None:
+    """``lr=1e6`` (and no effective clipping): the run stops on its first non-finite loss or weight;
+    before, it exited 0 with inf losses and NaN weights in policy.pt."""
+    from climbrl.cli import main
+
+    out = tmp_path / "run"
+    rc = main(["train", "--algo", "mcq", "--epochs", "3", "--games-per-epoch", "10", "--set", "lr=1000000",
+               "--set", "max_grad_norm=1000000", "--set", "hidden=32", "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("climbrl train: error: mcq diverged in epoch ") and err.count("\n") == 1, err
+    for f in out.glob("*.pt"):  # whatever the run kept is finite
+        ckpt.load(f)
+
+
+def _fault_in_epoch_two(monkeypatch, kind: str) -> None:
+    """MCQ's second update meets ``kind``: an infinite target (a non-finite loss), or a weight set to
+    NaN after the update (a finite loss that stepped out of range)."""
+    from climbrl.learn.mcq import MCQ
+
+    calls = []
+    targets, update = MCQ.targets, MCQ.update
+
+    def bad_targets(self, ro):
+        t = targets(self, ro)
+        return t * np.inf if len(calls) == 2 else t
+
+    def counted_update(self, ro, rng, progress=(0.0, 0.0)):
+        calls.append(1)
+        stats = update(self, ro, rng, progress)
+        if kind == "weight" and len(calls) == 2:
+            with torch.no_grad():
+                next(self.net.parameters())[0, 0] = float("nan")
+        return stats
+
+    monkeypatch.setattr(MCQ, "update", counted_update)
+    if kind == "loss":
+        monkeypatch.setattr(MCQ, "targets", bad_targets)
+
+
+@pytest.mark.parametrize("kind", ["loss", "weight"])
+def test_a_divergent_epoch_writes_nothing_and_keeps_the_last_finite_one(tmp_path, monkeypatch, kind: str) -> None:
+    _fault_in_epoch_two(monkeypatch, kind)
+    files = ("checkpoint.pt", "policy.pt", "metrics.csv")
+    kept = {}
+
+    def after(row: dict) -> None:
+        kept.update({f: (tmp_path / f).read_bytes() for f in files})
+
+    with pytest.raises(TrainingDiverged, match=rf"mcq diverged in epoch 2: .*{kind}.*keeps epoch 1's checkpoint"):
+        train(small("mcq"), tmp_path, progress=False, on_epoch=after)
+    assert {f: (tmp_path / f).read_bytes() for f in files} == kept  # epoch 1's, untouched
+    assert ckpt.load(tmp_path / "checkpoint.pt")["epoch"] == 1 and ckpt.load_network(tmp_path / "policy.pt")
+
+
+def test_nan_weights_are_refused_wherever_they_are_loaded(tmp_path, capsys) -> None:
+    """A policy or a checkpoint holding a NaN: load_network, a checkpoint agent, ``climbrl evaluate``
+    and ``--resume`` refuse it, naming the tensor (before, it played without a word)."""
+    from climbrl.cli import main
+    from climbrl.learn.registry import make_learner
+    from climbrl.learn.specs import make_agent
+
+    learner = make_learner(small("mcq"))
+    payload = ckpt.network_payload(learner.net, "mcq", 1, learner.encoder)
+    name = next(iter(payload["net"]))
+    payload["net"][name][0] = float("nan")
+    ckpt.save_atomic(payload, tmp_path / "policy.pt")
+    with pytest.raises(ckpt.CheckpointError, match=rf"NaN or infinite values .* in net\.{name}$"):
+        ckpt.load_network(tmp_path / "policy.pt")
+    with pytest.raises(ckpt.CheckpointError, match="NaN or infinite"):
+        make_agent(f"checkpoint:{tmp_path / 'policy.pt'}", "big2:paper")
+    assert main(["evaluate", "--agent", f"checkpoint:{tmp_path / 'policy.pt'}", "--opponents", "random",
+                 "--games", "4", "--workers", "1"]) == 2
+    assert "NaN or infinite values" in capsys.readouterr().err
+    train(small("mcq", epochs=1), tmp_path / "run", progress=False)
+    state = ckpt.load(tmp_path / "run" / "checkpoint.pt")
+    state["learner"]["opt"]["state"][0]["exp_avg"].fill_(float("inf"))
+    ckpt.save_atomic(state, tmp_path / "run" / "checkpoint.pt")
+    with pytest.raises(ckpt.CheckpointError, match=r"learner\.opt\.state\.0\.exp_avg"):
+        train(small("mcq", epochs=2), tmp_path / "run", resume=True, progress=False)
+
+
+def test_a_tuning_trial_that_diverges_fails_and_the_study_goes_on(tmp_path, monkeypatch) -> None:
+    """Optuna would re-raise the trial's error and end the whole study; a diverged trial fails
+    alone instead (its suggested lr is a bad one, not the study)."""
+    import climbrl.training
+    from climbrl.params import load_params
+    from climbrl.tune import run_study
+
+    tune = load_params(ROOT / "params.yaml").tune
+    calls = []
+
+    def fake_train(cfg, out, **kw):
+        calls.append(cfg.lr)
+        if len(calls) == 1:
+            raise TrainingDiverged("ppo diverged in epoch 1: the loss of update 1 is nan")
+        return {}
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(climbrl.training, "train", fake_train)
+    res = run_study(tune, trials=2, storage=f"sqlite:///{tmp_path / 'optuna.db'}", study_name="t",
+                    out_dir=tmp_path / "runs", best_yaml=tmp_path / "best.yaml", track=False)
+    assert len(calls) == 2 and res["trials"] == 2 and res["complete"] == 1

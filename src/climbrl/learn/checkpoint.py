@@ -135,7 +135,31 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
         raise
 
 
+def non_finite(obj: Any, prefix: str = "") -> list[str]:
+    """Where ``obj`` (tensors in dicts, lists and tuples) holds a NaN or an infinity: the dotted
+    path of every such floating-point tensor (``learner.net.body.0.weight``)."""
+    if isinstance(obj, torch.Tensor):
+        return [prefix] if obj.is_floating_point() and not bool(torch.isfinite(obj).all()) else []
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return []
+    return [p for k, v in items for p in non_finite(v, f"{prefix}.{k}" if prefix else str(k))]
+
+
+def name_some(paths: list[str], n: int = 3) -> str:
+    """The first ``n`` of ``paths``, and how many more."""
+    more = f" and {len(paths) - n} more" if len(paths) > n else ""
+    return ", ".join(paths[:n]) + more
+
+
 def load(path: str | Path) -> dict[str, Any]:
+    """A climbrl checkpoint (full or network-only) as saved. Never runs code from the file
+    (``weights_only``); a file that is not a readable climbrl checkpoint of this version, or
+    that holds a NaN or an infinity in a tensor (the weights of a diverged training: they would
+    play, or train on, without a word), raises :class:`CheckpointError`."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}")
@@ -147,6 +171,9 @@ def load(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"{path} is not a climbrl checkpoint")
     if obj.get("version") != VERSION:
         raise CheckpointError(f"{path}: checkpoint version {obj.get('version')} (this code reads {VERSION})")
+    bad = non_finite(obj)
+    if bad:
+        raise CheckpointError(f"{path} holds NaN or infinite values (a diverged training?) in {name_some(bad)}")
     return obj
 
 
