@@ -44,28 +44,8 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
 import pipeline  # noqa: F401  (environment defaults)
+from climbrl.threads import die_with_parent
 from pipeline import stages
-
-
-def _die_with_parent() -> None:
-    """Initializer of :func:`in_own_process`'s child (Linux): killed when the process that started
-    it dies. A Dask worker killed outright (SIGKILL, the OOM killer) must not leave its stage
-    running on as an orphan, writing the same run folder as the retry that the scheduler starts
-    on another worker. Elsewhere a no-op."""
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the call above
-        os._exit(1)
 
 
 def in_own_process(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -73,11 +53,13 @@ def in_own_process(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     thread count and random stream, forked locks of other threads) is shared with the flow or
     with the other stages. A daemonic process (a Dask worker under a nanny) may not start
     children: there the call runs in place, one task at a time per worker process. The child dies
-    with its parent (:func:`_die_with_parent`)."""
+    with its parent (:func:`climbrl.threads.die_with_parent`): a Dask worker killed outright
+    (SIGKILL, the OOM killer) leaves no stage running on as an orphan, writing the same run folder
+    as the retry that the scheduler starts on another worker."""
     if mp.current_process().daemon:
         return fn(*args, **kwargs)
     with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"),
-                             initializer=_die_with_parent) as pool:
+                             initializer=die_with_parent) as pool:
         return pool.submit(fn, *args, **kwargs).result()
 
 
@@ -154,20 +136,16 @@ def _in_project_as(own_process: bool, project: str | None, fn: Callable[..., Any
     return in_project(project, fn, *args, **kwargs)
 
 
-# Learners whose checkpoint does not hold all of their state: Q-learning's and DQN's replay buffer
-# is not saved, so a resumed run would refill it from the epochs after the checkpoint only (other
-# numbers than an uninterrupted run's).
-INEXACT_RESUME = ("qlearning", "dqn")
-
-
 def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]:
     """The training stage as the flows run it (:func:`pipeline.stages.train_learner`, in the
     current folder). A run stopped part-way (a worker killed in the middle of the task, which the
-    scheduler or a Prefect retry then runs again) resumes from its last checkpoint where that
-    gives the uninterrupted run's policy bit for bit (PPO, tested; MCQ and SARSA, on-policy, keep no
-    replay buffer either); a learner of
-    :data:`INEXACT_RESUME` starts again from scratch instead (its run folder removed), which is
-    deterministic too. A finished run's checkpoint is kept (nothing left to train)."""
+    scheduler or a Prefect retry then runs again) resumes from its last checkpoint, which gives the
+    uninterrupted run's policy bit for bit (PPO and Q-learning tested on the cluster; the
+    checkpoint holds every learner's whole state, Q-learning's and DQN's replay buffer included).
+    A Q-learning or DQN checkpoint written before checkpoints held the buffer
+    (:func:`climbrl.learn.checkpoint.lacks_replay`) cannot be resumed exactly: an unfinished one
+    starts again from scratch (its run folder removed), which is deterministic too. A finished
+    run's checkpoint is kept (nothing left to train)."""
     import shutil
 
     from climbrl.learn import checkpoint as ckpt
@@ -175,12 +153,12 @@ def train_stage(params_file: str, /, algo: str, **kwargs: Any) -> dict[str, Any]
 
     params = stages.params(params_file)
     run = stages.study_paths(params).runs / algo
-    if algo in INEXACT_RESUME and (run / CHECKPOINT).exists():
+    if (run / CHECKPOINT).exists():
         try:
-            finished = int(ckpt.load(run / CHECKPOINT)["epoch"]) >= params.train[algo].epochs
-        except (ckpt.CheckpointError, KeyError, ValueError):
-            finished = False
-        if not finished:
+            state = ckpt.load(run / CHECKPOINT)
+        except ckpt.CheckpointError:
+            state = {}  # the training reports it
+        if ckpt.lacks_replay(state) and int(state.get("epoch", 0)) < params.train[algo].epochs:
             shutil.rmtree(run)
     return stages.train_learner(params, algo, **kwargs)
 

@@ -10,12 +10,30 @@ the thread count behind the caller's back.
 torch's thread count is process-wide state (with the OpenMP backend of the Linux builds it is
 also per thread once a thread has run an op): concurrent work that must not share it runs in
 processes of its own, as the study flow does (``pipeline.flows``).
+
+A worker process also dies with the process that started it (:func:`die_with_parent`, which
+:func:`worker_init` calls). The workers of a pool (a training's actors, a match's workers, a
+pipeline stage run in a process of its own) wait on their parent for work; when the parent is
+killed outright (SIGKILL, the OOM killer) nothing tells them, and they would live on,
+reparented, each holding its own torch (some 400 MB), a stage's orphan writing the run folder
+that a retry resumes. On Linux the kernel signals a process when its parent dies
+(``prctl(PR_SET_PDEATHSIG)``). It ties that signal to the parent's *thread* that started the
+worker, and a "spawn" pool starts its workers in the thread that submits work: a pool must not
+outlive that thread (none does here: each is used and shut down by the call that made it). With
+the workers gone, multiprocessing's resource tracker ends too: it exits once the last process
+holding its pipe (the parent and every worker) has closed it.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+PR_SET_PDEATHSIG = 1
 
 
 @contextmanager
@@ -34,8 +52,30 @@ def single_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def die_with_parent() -> None:
+    """Have this process killed (SIGKILL) when its multiprocessing parent dies (Linux; elsewhere,
+    or in a process that multiprocessing did not start, a no-op). A parent that died before the
+    call (the worker then belongs to another process already) ends the worker at once."""
+    parent = mp.parent_process()
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent.pid:
+        os._exit(1)
+
+
 def worker_init() -> None:
-    """Initializer of a worker process: one intra-op thread for the worker's lifetime."""
+    """Initializer of a worker process: one intra-op thread for the worker's lifetime, and death
+    with the process that started it (:func:`die_with_parent`: no orphan outlives a training or a
+    match killed outright)."""
+    die_with_parent()
     import torch
 
     torch.set_num_threads(1)

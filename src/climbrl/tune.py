@@ -308,9 +308,13 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             if ctx:
                 ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
 
+    from climbrl.learn.trainable import TrainingDiverged
+
+    diverged = (TrainingDiverged,)  # a trial whose training diverged fails; the study goes on
+
     def optimize() -> None:
         if budget is None:
-            study.optimize(objective, n_trials=remaining)
+            study.optimize(objective, n_trials=remaining, catch=diverged)
             return
 
         def next_trial(study: Any, trial: Any) -> None:
@@ -318,7 +322,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                 study.stop()
 
         try:
-            study.optimize(objective, callbacks=[next_trial])
+            study.optimize(objective, callbacks=[next_trial], catch=diverged)
         finally:
             budget.close()
 

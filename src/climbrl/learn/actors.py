@@ -34,7 +34,9 @@ fixed ``N``, resume included (the checkpoint holds the stale policy and the curr
 were when the next epoch's games were drawn). Workers are started with "spawn" (safe from a process that runs
 other threads) and each computes on one torch thread (:func:`climbrl.threads.worker_init`). A
 worker that dies (killed, out of memory) breaks the pool: the epoch raises :class:`ActorError`
-instead of waiting, and the run resumes from its last finished epoch (``--resume``).
+instead of waiting, and the run resumes from its last finished epoch (``--resume``). A training
+process that dies takes its actors with it (:func:`climbrl.threads.die_with_parent`, which
+:func:`~climbrl.threads.worker_init` calls).
 """
 
 from __future__ import annotations

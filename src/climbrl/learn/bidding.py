@@ -179,11 +179,7 @@ class BidLearner(TrainableState):
                 idx = torch.from_numpy(order[i:i + BID_MINIBATCH])
                 q = self.net(x[idx]).gather(1, a[idx, None])[:, 0]
                 loss = torch.mean((q - ret[idx]) ** 2)
-                self.opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.max_grad_norm)
-                self.opt.step()
-                self.updates += 1
+                self._step(loss)
                 losses.append(float(loss.detach()))
         return {"loss": float(np.mean(losses)), "rate": float(np.mean(batch.action != 0)),
                 "return_mean": float(np.mean(batch.ret))}

@@ -1,9 +1,10 @@
 """Checkpoints: written atomically, read with ``torch.load(..., weights_only=True)``.
 
-A checkpoint holds the learner (network, optimizer, target network, counters), the
-curriculum's snapshots, the finished epoch, the metric history and the learner's torch random stream, plus
-the config it was trained with (``net_config``: the network's shape, with ``roles`` and
-``role_columns`` for one network per role; a record without them is one network), and the game
+A checkpoint holds the learner (network, optimizer, counters; Q-learning's and DQN's target
+network and replay buffer, see :mod:`climbrl.learn.replay`), the curriculum's snapshots, the
+finished epoch, the metric history and the learner's torch random stream, plus the config it
+was trained with (``net_config``: the network's shape, with ``roles`` and ``role_columns`` for
+one network per role; a record without them is one network), and the game
 and encoder (``encoder``: name, version, sizes) its
 network reads; a checkpoint without them was written before the second game and is Big 2's (its
 only encoder then, :data:`climbrl.encoders.base.LEGACY`). Missing, corrupt or mismatched files raise
@@ -49,9 +50,22 @@ for any worker count (every game's deal and seat seeds are fixed before the game
 REMOVED_FIELDS: dict[str, Any] = {"extra": {}}
 
 
+REPLAY_LEARNERS = ("qlearning", "dqn")
+"""The learners whose state includes a replay buffer (:class:`climbrl.learn.replay_learner.ReplayLearner`)."""
+
+
+def lacks_replay(state: dict[str, Any]) -> bool:
+    """Whether ``state`` is a Q-learning or DQN checkpoint written before checkpoints held the
+    replay buffer: resumed, its run would refill the buffer from the later epochs only and train
+    other numbers than the uninterrupted run, so :func:`resume_conflicts` refuses to train more
+    epochs from it (a finished run's checkpoint still resumes: it trains nothing)."""
+    return state.get("algo") in REPLAY_LEARNERS and "replay" not in state.get("learner", {})
+
+
 def resume_conflicts(cfg: TrainConfig, state: dict[str, Any]) -> list[str]:
     """Why ``cfg`` cannot continue the checkpoint ``state``: one ``key=old there, new here`` per
-    differing setting, plus an epoch count beyond the budget (empty: it can). A key the
+    differing setting, plus an epoch count beyond the budget and a replay learner's checkpoint
+    without its buffer (:func:`lacks_replay`; empty: it can). A key the
     checkpoint lacks was added to :class:`TrainConfig` after it was written and is taken at the
     field's default, which by convention is the behaviour from before the field existed."""
     saved = {**TrainConfig().to_dict(), "algo": None, **state.get("config", {})}
@@ -63,6 +77,9 @@ def resume_conflicts(cfg: TrainConfig, state: dict[str, Any]) -> list[str]:
     out = [f"{k}={saved.get(k)!r} there, {want.get(k)!r} here" for k in keys if saved.get(k) != want.get(k)]
     if int(state.get("epoch", 0)) > cfg.epochs:
         out.append(f"it has {state['epoch']} epochs, this run wants {cfg.epochs}")
+    if lacks_replay(state) and int(state.get("epoch", 0)) < cfg.epochs:  # a finished run trains nothing more
+        out.append("it holds no replay buffer (written before checkpoints held one), so a resumed run would not "
+                   "train the numbers of an uninterrupted one: start it again in another folder")
     return out
 
 
@@ -118,7 +135,31 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
         raise
 
 
+def non_finite(obj: Any, prefix: str = "") -> list[str]:
+    """Where ``obj`` (tensors in dicts, lists and tuples) holds a NaN or an infinity: the dotted
+    path of every such floating-point tensor (``learner.net.body.0.weight``)."""
+    if isinstance(obj, torch.Tensor):
+        return [prefix] if obj.is_floating_point() and not bool(torch.isfinite(obj).all()) else []
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return []
+    return [p for k, v in items for p in non_finite(v, f"{prefix}.{k}" if prefix else str(k))]
+
+
+def name_some(paths: list[str], n: int = 3) -> str:
+    """The first ``n`` of ``paths``, and how many more."""
+    more = f" and {len(paths) - n} more" if len(paths) > n else ""
+    return ", ".join(paths[:n]) + more
+
+
 def load(path: str | Path) -> dict[str, Any]:
+    """A climbrl checkpoint (full or network-only) as saved. Never runs code from the file
+    (``weights_only``); a file that is not a readable climbrl checkpoint of this version, or
+    that holds a NaN or an infinity in a tensor (the weights of a diverged training: they would
+    play, or train on, without a word), raises :class:`CheckpointError`."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}")
@@ -130,6 +171,9 @@ def load(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"{path} is not a climbrl checkpoint")
     if obj.get("version") != VERSION:
         raise CheckpointError(f"{path}: checkpoint version {obj.get('version')} (this code reads {VERSION})")
+    bad = non_finite(obj)
+    if bad:
+        raise CheckpointError(f"{path} holds NaN or infinite values (a diverged training?) in {name_some(bad)}")
     return obj
 
 

@@ -65,14 +65,6 @@ class Learner(TrainableState):
         start and end of the epoch, for schedules over the run (only prioritized replay's beta)."""
         raise NotImplementedError
 
-    def _step(self, loss: torch.Tensor) -> float:
-        self.opt.zero_grad()
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.max_grad_norm)
-        self.opt.step()
-        self.updates += 1
-        return float(norm)
-
     def minibatches(self, n: int, rng: np.random.Generator) -> list[np.ndarray]:
         order = rng.permutation(n)
         size = self.cfg.minibatch_decisions

@@ -127,8 +127,16 @@ class ReplayLearner(Learner):
         return stats
 
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "target": self.target.state_dict()}
+        """The learner's state with the target network and the replay buffer (its transitions and
+        priorities: without them a resumed run would sample from the epochs after the checkpoint
+        only, and train other numbers)."""
+        return {**super().state_dict(), "target": self.target.state_dict(), "replay": self.buffer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`. A state without ``replay`` (a checkpoint written before they
+        held the buffer) leaves the buffer empty: :func:`climbrl.learn.checkpoint.resume_conflicts`
+        refuses to resume such a checkpoint, since the run would not be the uninterrupted one."""
         super().load_state_dict(state)
         self.target.load_state_dict(state["target"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])

@@ -6,12 +6,17 @@ updates. Every ``eval_every`` epochs the ``evaluator`` scores the greedy policy 
 duplicate-deal match against each evaluation opponent on a fixed deal set; it lives a layer up,
 in :mod:`climbrl.training`, since matches belong to ``evaluate``, which imports this layer).
 After every epoch the checkpoint (learner, curriculum, history) is written atomically and the
-per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch with the same numbers it
-would have produced: every random choice is derived from (seed, epoch, game, seat). With
+per-epoch CSV rewritten, so a killed run resumes (``resume=True``) from its last finished epoch
+with the same numbers it would have produced: every random choice is derived from (seed, epoch,
+game, seat), and the learner's state is whole (Q-learning's and DQN's replay buffer and
+priorities included, :mod:`climbrl.learn.replay`; a checkpoint of theirs written before it held
+the buffer is refused, :func:`climbrl.learn.checkpoint.resume_conflicts`). With
 ``actors > 1`` the games are played in worker processes (:mod:`climbrl.learn.actors`); with
 ``device`` the learner's updates and its policy's forward passes run on a GPU. Every
 ``keep_policy_every`` epochs a copy of the policy stays in ``snapshots/epochNNN.pt`` (the
-interpretability window follows an agent across them).
+interpretability window follows an agent across them). A non-finite loss or weight stops the run
+with :class:`~climbrl.learn.trainable.TrainingDiverged` before that epoch writes anything: the
+folder keeps the last finite epoch (and :func:`climbrl.learn.checkpoint.load` refuses NaN weights).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from climbrl.learn.learner import Learner
 from climbrl.learn.policy import PolicyAgent
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Collector
+from climbrl.learn.trainable import TrainingDiverged
 from climbrl.threads import single_thread
 
 CHECKPOINT = "checkpoint.pt"
@@ -158,6 +164,16 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
     }
 
 
+def check_finite(learner: Learner, bids: BidRouting) -> None:
+    """Raise :class:`TrainingDiverged` when a weight of the learner's (or the bid model's) network
+    is a NaN or an infinity (:meth:`~climbrl.learn.trainable.TrainableState._step` stops on a
+    non-finite loss; a finite loss can still step the weights out of range)."""
+    nets = {"net": learner.net, **({"bid net": bids.learner.net} if bids.learner is not None else {})}
+    bad = [f"{name} {k}" for name, net in nets.items() for k in ckpt.non_finite(net.state_dict())]
+    if bad:
+        raise TrainingDiverged(f"NaN or infinite weights after its update in {ckpt.name_some(bad)}")
+
+
 def _both(*listeners: Callable) -> Callable:
     def on_step(*args: Any) -> None:
         for f in listeners:
@@ -247,7 +263,14 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
 
         bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=f"{cfg.algo}", unit="epoch")
     for epoch in range(start_epoch, cfg.epochs):
-        row = run_epoch(cfg, game, learner, curriculum, epoch, bids, actors, lag)
+        try:
+            row = run_epoch(cfg, game, learner, curriculum, epoch, bids, actors, lag)
+            check_finite(learner, bids)
+        except TrainingDiverged as e:
+            kept = (f"{out} keeps epoch {epoch}'s checkpoint and policy, the last finite ones" if epoch
+                    else "nothing was written")
+            raise TrainingDiverged(f"{cfg.algo} diverged in epoch {epoch + 1}: {e}; {kept} (a smaller lr or "
+                                   "max_grad_norm may help)") from None
         policy = {**ckpt.network_payload(learner.net, cfg.algo, epoch + 1, learner.encoder), **bids.payload()}
         if cfg.eval_every and (epoch + 1) % cfg.eval_every == 0:
             t0 = time.perf_counter()
