@@ -266,8 +266,10 @@ def _task_runner(kind: str):
         from prefect_dask import DaskTaskRunner
 
         address = os.environ.get("CLIMBRL_DASK_ADDRESS")
-        if address:
-            return DaskTaskRunner(address=address)
+        if address:  # TLS: CLIMBRL_DASK_TLS or Dask's configuration; plain TCP on loopback only (dask_tls)
+            from pipeline.dask_tls import client_kwargs
+
+            return DaskTaskRunner(address=address, client_kwargs=client_kwargs(address))
         return DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
     return ThreadPoolTaskRunner(max_workers=2)
 

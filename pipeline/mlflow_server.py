@@ -1,14 +1,19 @@
 """An MLflow tracking server on PostgreSQL: ``python -m pipeline.mlflow_server`` (``make server``).
 
-Runs ``mlflow server --backend-store-uri postgresql://... --artifacts-destination DIR
---serve-artifacts --host 127.0.0.1 --port PORT`` (runs, metrics, tags and the model registry in
-the database; artifacts in DIR, uploaded and downloaded through the server, so a client needs no
-access to DIR), waits for its ``/health``, prints the tracking URI and runs until Ctrl-C / SIGTERM,
-then stops it with its worker processes.
+Runs ``mlflow server --artifacts-destination DIR --serve-artifacts --host 127.0.0.1 --port PORT``
+with ``MLFLOW_BACKEND_STORE_URI=postgresql://...`` in its environment (runs, metrics, tags and
+the model registry in the database; artifacts in DIR, uploaded and downloaded through the
+server, so a client needs no access to DIR): that variable is the option's own, so the URL and
+its password are on no command line, where every local user reads them in ``ps``
+(``/proc/PID/environ`` is readable by the process's owner only). It waits for its ``/health``,
+prints the tracking URI and runs until Ctrl-C / SIGTERM, then stops it with its worker processes.
 
-- ``--backend-store-uri`` (or ``CLIMBRL_MLFLOW_BACKEND``): a PostgreSQL database URL; without
-  one, a local PostgreSQL is started in ``--pgdata`` (default ``.pgdata``, kept: the next start
-  finds the same runs; pipeline/postgres.py, the ``postgres`` extra) with a database ``mlflow``.
+- ``CLIMBRL_MLFLOW_BACKEND`` or ``--backend-file FILE`` (a file holding the URL, such as
+  ``.pgdata/climbrl-url``; keep it 0600): a PostgreSQL database URL (``--backend-store-uri URL``
+  also works, but puts the password on this process's command line); without one, a local
+  PostgreSQL is started in ``--pgdata`` (default ``.pgdata``, kept: the next start finds the same
+  runs; pipeline/postgres.py, the ``postgres`` extra) with a database ``mlflow``, owned by the
+  application role (not the superuser).
 - ``--artifacts`` (default ``mlartifacts``), ``--port`` (or ``CLIMBRL_MLFLOW_PORT``, default 5000).
 - ``--host`` (default 127.0.0.1, this machine only): an address of this machine, or 0.0.0.0, for
   clients on other machines (pipeline/hosts.py); MLflow then answers requests whose Host header
@@ -68,11 +73,12 @@ def allowed_host_headers(host: str, extra: str | None = None) -> str | None:
     return ",".join(dict.fromkeys([*get_default_allowed_hosts(), *mine, *more]))
 
 
-def command(backend: str, artifacts: str | Path, port: int, host: str = HOST,
-            allowed_hosts: str | None = None) -> list[str]:
+def command(artifacts: str | Path, port: int, host: str = HOST, allowed_hosts: str | None = None) -> list[str]:
+    """The server's command line: no backend store on it (``MLFLOW_BACKEND_STORE_URI`` in its
+    environment, :func:`mlflow_server`)."""
     mlflow = Path(sys.executable).parent / "mlflow"
     allowed = allowed_host_headers(host, allowed_hosts)
-    return [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", backend,
+    return [str(mlflow) if mlflow.exists() else "mlflow", "server",
             "--artifacts-destination", str(Path(artifacts).resolve()), "--serve-artifacts",
             "--host", host, "--port", str(port), "--workers", "1",
             *(["--allowed-hosts", allowed] if allowed else [])]
@@ -102,9 +108,11 @@ def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, 
     health = f"http://{url_host(here)}:{port}"
     Path(artifacts).mkdir(parents=True, exist_ok=True)
     logf = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
-    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
+           "MLFLOW_BACKEND_STORE_URI": backend}  # mlflow server's --backend-store-uri, kept off the command line
     env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.Popen(command(backend, artifacts, port, host, allowed_hosts), stdout=logf,
+    env.pop("CLIMBRL_MLFLOW_BACKEND", None)
+    proc = subprocess.Popen(command(artifacts, port, host, allowed_hosts), stdout=logf,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
@@ -124,7 +132,10 @@ def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.mlflow_server", description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend-store-uri", default=os.environ.get("CLIMBRL_MLFLOW_BACKEND"),
-                    help="postgresql://... (default CLIMBRL_MLFLOW_BACKEND; else a local PostgreSQL in --pgdata)")
+                    help="postgresql://... (default CLIMBRL_MLFLOW_BACKEND, which keeps the password off the "
+                    "command line; else --backend-file; else a local PostgreSQL in --pgdata)")
+    ap.add_argument("--backend-file", default=None, help="a file (keep it 0600) holding the postgresql:// URL, "
+                    "such as .pgdata/climbrl-url")
     ap.add_argument("--pgdata", default=".pgdata", help="the local PostgreSQL's folder (default .pgdata)")
     ap.add_argument("--artifacts", default="mlartifacts", help="artifact folder (default mlartifacts)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_MLFLOW_PORT", "5000")))
@@ -143,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, handler)
     pg = None
     backend = args.backend_store_uri
+    if not backend and args.backend_file:
+        backend = Path(args.backend_file).read_text().strip()
     try:
         if not backend:
             data = Path(args.pgdata).resolve()

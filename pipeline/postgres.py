@@ -6,14 +6,27 @@ binaries of the ``postgres`` extra (``pip install -e '.[postgres]'``: the ``pgse
 bundles PostgreSQL 16, no root and no system package needed), or else from a PostgreSQL found on
 ``PATH`` / under ``/usr/lib/postgresql`` (Debian's ``postgresql`` package):
 
-- ``initdb`` in a data folder of its own (password authentication, a random password kept in
-  ``DATA/climbrl-url``, which is readable by its owner only);
+- ``initdb`` in a data folder of its own (password authentication; the superuser ``postgres``
+  with a random password, kept in ``DATA/climbrl-admin-url``, readable by its owner only, and
+  used only for setup);
+- the application's role ``climbrl`` (:data:`APP_ROLE`: LOGIN, NOSUPERUSER, NOCREATEROLE,
+  NOREPLICATION, NOBYPASSRLS, CREATEDB so that it can make the databases of new studies and
+  servers, which it then owns), with a random password of its own sent to the server as a
+  SCRAM verifier only; it owns the project's databases (in a data folder made before the role
+  existed, the superuser's databases and their tables, sequences, views and types are handed to
+  it at the next start). Every URL clients get (``DATA/climbrl-url``, what :meth:`LocalPostgres.start`
+  returns) is that role's: a superuser can run shell commands on the database host (``COPY ...
+  TO PROGRAM``), the application role cannot;
 - ``postgres`` listening on 127.0.0.1 only (no Unix socket), on ``--port`` or a free port; with
   ``--host ADDR`` (an address of this machine, or 0.0.0.0) on that address instead, for workers on
-  other machines, which then connect with the password from the hosts of ``--allow`` (default
-  ``samenet``: this machine's subnets; PostgreSQL's pg_hba syntax, a CIDR such as 10.0.0.0/8);
-- the database ``--db`` (default ``climbrl``) created; the URL printed and written to
-  ``DATA/climbrl-url``; stopped (fast shutdown) on Ctrl-C / SIGTERM.
+  other machines, which then connect as the application role with its password from the hosts of
+  ``--allow`` (default ``samenet``: this machine's subnets; PostgreSQL's pg_hba syntax, a CIDR
+  such as 10.0.0.0/8); the superuser only from this machine's own addresses;
+- the database ``--db`` (default ``climbrl``) created, owned by the application role; its URL
+  printed and written to ``DATA/climbrl-url``; stopped (fast shutdown) on Ctrl-C / SIGTERM.
+
+No password is ever on a command line: initdb reads the superuser's from a 0600 file, the role's
+is set over the setup connection.
 
 PostgreSQL refuses to run as root: run as root (a container), the server runs as the ``nobody``
 user, in a data folder that user owns.
@@ -39,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,8 +61,12 @@ from typing import Any
 from pipeline.hosts import LOOPBACK, client_address, free_port, is_loopback, local_address, url_host
 
 HOST = LOOPBACK
-URL_FILE = "climbrl-url"
+URL_FILE = "climbrl-url"  # the application role's URL
+ADMIN_FILE = "climbrl-admin-url"  # the superuser's URL (setup only)
 PGDATA = "pgdata"
+SUPERUSER = "postgres"
+APP_ROLE = "climbrl"
+APP_ROLE_OPTIONS = "LOGIN NOSUPERUSER NOCREATEROLE CREATEDB NOREPLICATION NOBYPASSRLS"
 
 
 class PostgresUnavailable(RuntimeError):
@@ -157,8 +175,64 @@ def _check_reachable(root: Path) -> None:
                 "(--data, --pgdata; e.g. /var/tmp/climbrl-pg) or run as another user")
 
 
+def _template(url: str) -> str:
+    return re.sub(r"@[^/]*/", "@{host}:{port}/", url.strip(), count=1)
+
+
+def _user(url: str) -> str | None:
+    return urllib.parse.urlsplit(url).username
+
+
+def _with_database(url: str, db: str) -> str:
+    return url.strip().rsplit("/", 1)[0] + "/" + db
+
+
+def _write_secret(path: Path, text: str) -> None:
+    """``text`` in ``path``, readable by its owner only from the first byte on."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text.strip() + "\n")
+
+
+def _hand_over(admin_db_url: str, db: str) -> None:
+    """Database ``db`` and what the superuser owns in it (tables with their indexes and sequences,
+    other sequences, views, types) to the application role: for a data folder made before the
+    role existed, whose databases the superuser created (MLflow's and Optuna's tables)."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin_db_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("ALTER DATABASE {} OWNER TO {}").format(sql.Identifier(db), sql.Identifier(APP_ROLE)))
+        mine = "(SELECT oid FROM pg_roles WHERE rolname = current_user)"
+        user_schema = "NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+        kinds = {"r": "TABLE", "p": "TABLE", "f": "FOREIGN TABLE", "v": "VIEW", "m": "MATERIALIZED VIEW",
+                 "S": "SEQUENCE"}
+        for group in (("r", "p", "f", "v", "m"), ("S",)):  # a table takes its own sequences with it
+            rows = conn.execute(
+                "SELECT c.relkind, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                f"WHERE c.relowner = {mine} AND c.relkind = ANY(%s) AND n.nspname {user_schema}",
+                (list(group),)).fetchall()
+            for kind, schema, name in rows:
+                conn.execute(sql.SQL("ALTER {} {} OWNER TO {}").format(
+                    sql.SQL(kinds[kind]), sql.Identifier(schema, name), sql.Identifier(APP_ROLE)))
+        types = conn.execute(
+            "SELECT n.nspname, t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+            f"WHERE t.typowner = {mine} AND t.typtype IN ('e', 'd', 'r') AND n.nspname {user_schema}").fetchall()
+        for schema, name in types:
+            conn.execute(sql.SQL("ALTER TYPE {} OWNER TO {}").format(sql.Identifier(schema, name),
+                                                                   sql.Identifier(APP_ROLE)))
+        schemas = conn.execute(
+            f"SELECT n.nspname FROM pg_namespace n WHERE n.nspowner = {mine} AND n.nspname {user_schema} "
+            "AND n.nspname NOT LIKE 'pg_%%'").fetchall()
+        for (schema,) in schemas:
+            conn.execute(sql.SQL("ALTER SCHEMA {} OWNER TO {}").format(sql.Identifier(schema),
+                                                                     sql.Identifier(APP_ROLE)))
+
+
 def create_database(url: str, name: str) -> str:
-    """Create database ``name`` on the server of ``url`` (nothing if it exists); its URL."""
+    """Create database ``name`` on the server of ``url`` (nothing if it exists; owned by the
+    URL's user, which needs CREATEDB, as the application role has); its URL."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
@@ -183,11 +257,22 @@ class LocalPostgres:
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
-    def _init(self, bins: Path) -> str:
+    def _init(self, bins: Path) -> tuple[str, str]:
+        """initdb where the folder has no data yet; the superuser's and the application role's URL
+        templates (``{host}:{port}`` filled at start)."""
         data = self.root / PGDATA
-        url_file = self.root / URL_FILE
-        if (data / "PG_VERSION").exists() and url_file.exists():  # the same password; host and port anew
-            return re.sub(r"@[^/]*/", "@{host}:{port}/", url_file.read_text().strip(), count=1)
+        url_file, admin_file = self.root / URL_FILE, self.root / ADMIN_FILE
+        if (data / "PG_VERSION").exists() and url_file.exists():  # the same passwords; host and port anew
+            app = _template(url_file.read_text())
+            if admin_file.exists():
+                admin = _template(admin_file.read_text())
+            else:  # a folder made before the application role: its URL is the superuser's
+                admin = _with_database(app, "postgres")
+                _write_secret(admin_file, admin)
+            if _user(app) != APP_ROLE:
+                app = self._app_template()
+                _write_secret(url_file, app)
+            return admin, app
         password = secrets.token_hex(16)
         self.root.mkdir(parents=True, exist_ok=True)
         _owned(self.root)
@@ -196,28 +281,32 @@ class LocalPostgres:
         pwfile.chmod(0o600)
         _owned(pwfile)
         try:
-            subprocess.run([str(bins / "initdb"), "-D", str(data), "-U", "postgres", "--auth=scram-sha-256",
+            subprocess.run([str(bins / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=scram-sha-256",
                             f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C", "--no-instructions"],
                            check=True, capture_output=True, text=True, **_run_as())
         except subprocess.CalledProcessError as e:
             raise PostgresUnavailable(f"initdb failed: {e.stderr.strip()[-2000:]}") from e
         finally:
             pwfile.unlink(missing_ok=True)
-        url = f"postgresql://postgres:{password}@{{host}}:{{port}}/{self.db}"  # host and port: at start
-        url_file.write_text(url + "\n")  # the password kept at once (the URL itself once it is up)
-        url_file.chmod(0o600)
-        return url
+        admin = f"postgresql://{SUPERUSER}:{password}@{{host}}:{{port}}/postgres"  # host and port: at start
+        _write_secret(admin_file, admin)  # the passwords kept at once (the URLs themselves once it is up)
+        app = self._app_template()
+        _write_secret(url_file, app)
+        return admin, app
+
+    def _app_template(self) -> str:
+        return f"postgresql://{APP_ROLE}:{secrets.token_hex(16)}@{{host}}:{{port}}/{self.db}"
 
     def start(self, timeout: float = 60.0) -> str:
-        """Start the server; returns the database's URL once it accepts connections."""
+        """Start the server, set up the application role and its database; returns that
+        database's URL (the application role's) once the role can connect."""
         check_driver()
         _check_reachable(self.root)
         bins = bin_dir()
-        template = self._init(bins)
+        admin, app = self._init(bins)
         here = local_address(self.host)  # how this process reaches it
         self.port = self.port or free_port(here)
-        if not is_loopback(self.host):
-            self._allow_remote()
+        self._access_rules()
         args = [str(bins / "postgres"), "-D", str(self.root / PGDATA), "-h", self.host, "-p", str(self.port),
                 "-c", "unix_socket_directories=", "-c", "max_connections=200"]
         if not self.durable:
@@ -225,17 +314,27 @@ class LocalPostgres:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True, **_run_as())
-        server_url = template.format(host=url_host(here), port=self.port).rsplit("/", 1)[0] + "/postgres"
         deadline = time.monotonic() + timeout
+        admin_url = admin.format(host=url_host(here), port=self.port)
+        self._wait(admin_url, here, deadline)
+        self._set_up(admin_url, app)
+        _write_secret(self.root / ADMIN_FILE, admin_url)
+        self._wait(app.format(host=url_host(here), port=self.port), here, deadline)  # as clients will connect
+        self.url = app.format(host=url_host(client_address(self.host)), port=self.port)
+        _write_secret(self.root / URL_FILE, self.url)
+        return self.url
+
+    def _wait(self, url: str, here: str, deadline: float) -> None:
+        """Until ``url`` connects (the server is up and lets that user in from ``here``)."""
         import psycopg
 
         while True:
-            if self.proc.poll() is not None:
+            if self.proc is not None and self.proc.poll() is not None:
                 tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
                 raise PostgresUnavailable(f"postgres exited with status {self.proc.returncode}: {tail}")
             try:
-                psycopg.connect(server_url, connect_timeout=2).close()
-                break
+                psycopg.connect(url, connect_timeout=2).close()
+                return
             except psycopg.OperationalError as e:
                 if "pg_hba.conf" in str(e):  # up, but refuses this process's address: no use waiting
                     self.stop()
@@ -243,24 +342,42 @@ class LocalPostgres:
                                               f"{self.allow}): {str(e).strip()}") from None
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise PostgresUnavailable(f"postgres did not accept connections within {timeout:.0f} s") \
-                        from None
+                    raise PostgresUnavailable("postgres did not accept connections in time") from None
                 time.sleep(0.2)
-        create_database(server_url, self.db)
-        self.url = template.format(host=url_host(client_address(self.host)), port=self.port)
-        url_file = self.root / URL_FILE
-        url_file.write_text(self.url + "\n")
-        url_file.chmod(0o600)
-        return self.url
 
-    def _allow_remote(self) -> None:
-        """A pg_hba.conf line letting hosts of ``allow`` connect over TCP with the password (initdb's
-        file lets only loopback in); added once."""
+    def _set_up(self, admin_url: str, app: str) -> None:
+        """As the superuser: the application role (created, or its password set to the one in
+        ``URL_FILE``: sent as a SCRAM verifier, never in clear), its database, and the databases
+        the superuser owns (a folder made before the role) handed over to it."""
+        import psycopg
+        from psycopg import sql
+
+        password = urllib.parse.unquote(urllib.parse.urlsplit(app).password or "")
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            verifier = conn.pgconn.encrypt_password(password.encode(), APP_ROLE.encode(), b"scram-sha-256")
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()
+            conn.execute(sql.SQL("{} ROLE {} " + APP_ROLE_OPTIONS + " PASSWORD {}").format(
+                sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(APP_ROLE), sql.Literal(verifier.decode())))
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (self.db,)).fetchone():
+                conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(self.db),
+                                                                          sql.Identifier(APP_ROLE)))
+            theirs = [r[0] for r in conn.execute(
+                "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname <> 'postgres' "
+                "AND datdba = (SELECT oid FROM pg_roles WHERE rolname = current_user)")]
+        for db in theirs:
+            _hand_over(_with_database(admin_url, db), db)
+
+    def _access_rules(self) -> None:
+        """pg_hba.conf lines after initdb's (which let every user in from loopback with a
+        password): the superuser from this machine's own addresses (setup over ``--host``), and,
+        beyond loopback, the application role from the hosts of ``allow``; rewritten at each
+        start (an earlier ``--allow`` line, or one that let every user in, is replaced)."""
         hba = self.root / PGDATA / "pg_hba.conf"
-        line = f"host all all {self.allow} scram-sha-256  # climbrl: --allow"
-        text = hba.read_text()
-        if line not in text.splitlines():
-            hba.write_text(text.rstrip("\n") + "\n" + line + "\n")
+        lines = [ln for ln in hba.read_text().splitlines() if "# climbrl:" not in ln]
+        lines.append(f"host all {SUPERUSER} samehost scram-sha-256  # climbrl: the superuser from this machine")
+        if not is_loopback(self.host):
+            lines.append(f"host all {APP_ROLE} {self.allow} scram-sha-256  # climbrl: --allow")
+        hba.write_text("\n".join(lines) + "\n")
 
     def stop(self, timeout: float = 30.0) -> None:
         """Fast shutdown (SIGINT: running transactions are rolled back), then SIGKILL if it hangs."""

@@ -1,7 +1,9 @@
 """The study flow on a real Dask cluster (issue 14, section 3): a scheduler and two workers as
-separate processes on loopback (``dask scheduler``, ``dask worker``), the flow started in a
-process of its own with ``CLIMBRL_DASK_ADDRESS``; one worker is SIGKILLed in the middle of a
-training task and the study still completes with the numbers of a run on one machine. In the
+separate processes on loopback (``dask scheduler``, ``dask worker``) with TLS, as the README's
+recipe starts them (the certificates of ``python -m pipeline.dask_tls``; issue 29, section 5),
+the flow started in a process of its own with ``CLIMBRL_DASK_ADDRESS`` and ``CLIMBRL_DASK_TLS``;
+one worker is SIGKILLed in the middle of a training task and the study still completes with the
+numbers of a run on one machine. In the
 tracked case the flow and the workers track into the shared store of section 1, an ``mlflow
 server`` on PostgreSQL reached through ``MLFLOW_TRACKING_URI``, whose artifact root is in the
 project."""
@@ -44,7 +46,8 @@ TINY = {
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLIMBRL_DASK_ADDRESS", "MLFLOW_TRACKING_URI")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLIMBRL_DASK_ADDRESS", "CLIMBRL_DASK_TLS", "MLFLOW_TRACKING_URI")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PREFECT_HOME"] = str(tmp / "prefect-home")
     env.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
@@ -163,7 +166,10 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
     middle of a training task."""
     import distributed
     import psutil
+    from pipeline.dask_tls import make_certificates, security
 
+    tls = make_certificates(tmp_path / "tls")  # the cluster's TLS files, as the README's recipe makes them
+    tls_args = ["--tls-ca-file", str(tls["ca"]), "--tls-cert", str(tls["cert"]), "--tls-key", str(tls["key"])]
     sched_file = tmp_path / "scheduler.json"
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -181,8 +187,8 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
 
     dask = str(Path(sys.executable).with_name("dask"))
     try:
-        start("scheduler", [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                            "--scheduler-file", str(sched_file)])
+        start("scheduler", [dask, "scheduler", "--protocol", "tls", "--host", "127.0.0.1", "--port", "0",
+                            "--no-dashboard", "--scheduler-file", str(sched_file), *tls_args])
         deadline = time.monotonic() + 60
         while not sched_file.exists():
             assert time.monotonic() < deadline, log("scheduler")
@@ -191,16 +197,18 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         # task on the other worker; the workers run in a folder of their own, not the project's
         workers = {n: start(n, [dask, "worker", "--scheduler-file", str(sched_file), "--nthreads", "1",
                                 "--nworkers", "1", "--no-nanny", "--no-dashboard", "--name", n,
-                                "--host", "127.0.0.1", "--local-directory", str(elsewhere / n)])
+                                "--host", "127.0.0.1", "--local-directory", str(elsewhere / n), *tls_args])
                    for n in ("w0", "w1")}
-        client = distributed.Client(scheduler_file=str(sched_file), timeout=60)
+        client = distributed.Client(scheduler_file=str(sched_file), timeout=60, security=security(tmp_path / "tls"))
+        assert client.scheduler.address.startswith("tls://127.0.0.1:")
         client.wait_for_workers(2, timeout=60)
         cluster_up = time.perf_counter() - started
 
         # the study (python -m pipeline study) in a process of its own: only it sees CLIMBRL_DASK_ADDRESS
         flow_proc = start("flow", [sys.executable, "-m", "pipeline", "study", *([] if track else ["--no-track"])],
                           cwd=project,
-                          extra={"CLIMBRL_DASK_ADDRESS": client.scheduler.address})
+                          extra={"CLIMBRL_DASK_ADDRESS": client.scheduler.address,
+                                 "CLIMBRL_DASK_TLS": str(tmp_path / "tls")})
 
         # the moment: a worker runs a training task whose first epoch's checkpoint is written (the
         # second epoch still to come): SIGKILL that worker. The worker is found through the

@@ -16,7 +16,10 @@ is named there (``win rate vs heuristic``).
 
 Many workers, one study: ``climbrl tune --storage postgresql://... --study NAME`` run by several
 processes (on one machine or many) shares the study through the database (any RDB URL but
-SQLite, whose path is unchanged). Then:
+SQLite, whose path is unchanged). The URL can come from the environment instead,
+``CLIMBRL_TUNE_STORAGE=postgresql://...`` (:data:`STORAGE_ENV`; ``--storage`` wins over it,
+params.yaml's ``tune.storage`` comes last): the database's password is then on no command line,
+where every local user reads it in ``ps``. Then:
 
 - the workers together run ``trials`` trials, not each: before a worker starts a trial it counts
   the study's trials that are done, running or waiting and stops when the budget is reached; on
@@ -49,6 +52,8 @@ import yaml
 
 from climbrl.config import train_config
 from climbrl.params import TuneParams
+
+STORAGE_ENV = "CLIMBRL_TUNE_STORAGE"
 
 
 def suggest(trial: Any, algo: str) -> dict[str, Any]:
@@ -198,7 +203,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
               game: str = "big2", heartbeat_interval: int = 60, grace_period: int | None = None,
               max_retry: int = 3) -> dict[str, Any]:
     """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
-    game's default preset); the objective plays ``tp.opponent``. A shared storage
+    game's default preset); the objective plays ``tp.opponent``. ``storage``: else
+    ``CLIMBRL_TUNE_STORAGE``, else ``tp.storage``. A shared storage
     (:func:`shared_storage`) is run by any number of workers: the budget is shared, a dead worker's
     trial is failed after ``grace_period`` seconds without a heartbeat and retried (module doc)."""
     import optuna
@@ -206,7 +212,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     algo = algo or tp.algo
     opponent = tp.opponent
     trials = trials if trials is not None else tp.trials
-    storage = storage or tp.storage
+    storage = storage or os.environ.get(STORAGE_ENV) or tp.storage
     study_name = study_name or (tp.study if algo == tp.algo else f"climbrl-{algo}")
     train_config(algo, game=game, rules=rules, eval_games=tp.eval_games,
                  eval_opponents=(opponent,))  # fail fast on an unknown learner, game, rules or opponent

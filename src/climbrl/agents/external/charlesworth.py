@@ -67,6 +67,13 @@ class WeightsError(ValueError):
     """Missing, unreadable or mismatched weights."""
 
 
+def _check_float(a: np.ndarray, key: str, path: str | Path) -> None:
+    """Weights are floating-point numbers (the released file's are float32): any other dtype
+    (objects, strings, integers, records) is refused, not converted."""
+    if a.dtype.kind != "f":
+        raise WeightsError(f"{path}: array {key} has dtype {a.dtype.str!r} ({a.dtype}), expected floating point")
+
+
 def load_weights(path: str | Path | None = None) -> dict[str, np.ndarray]:
     """The 10 arrays from the ``.npz`` (``allow_pickle=False``), checked by name and shape."""
     if path is None:
@@ -84,13 +91,15 @@ def load_weights(path: str | Path | None = None) -> dict[str, np.ndarray]:
     for k, shape in WEIGHT_SHAPES.items():
         if k not in arrays:
             raise WeightsError(f"{path}: missing array {k!r}")
+        _check_float(arrays[k], k, path)
         if arrays[k].shape != shape:
             raise WeightsError(f"{path}: {k} has shape {arrays[k].shape}, expected {shape}")
     return {k: arrays[k].astype(np.float32) for k in WEIGHT_KEYS}
 
 
 def convert_joblib(src: str | Path, out: str | Path) -> Path:
-    """Convert the published joblib file to ``.npz`` with the array-only unpickler."""
+    """Convert the published joblib file to ``.npz`` with the array-only unpickler (numeric
+    arrays within its size bounds only), checked by count, dtype (floating point) and shape."""
     from climbrl.agents.external.safe_pickle import load_arrays
 
     arrays = load_arrays(src)
@@ -98,6 +107,7 @@ def convert_joblib(src: str | Path, out: str | Path) -> Path:
         raise WeightsError(f"{src}: expected {len(WEIGHT_KEYS)} arrays, found {len(arrays)}")
     named = dict(zip(WEIGHT_KEYS, arrays, strict=True))
     for k, shape in WEIGHT_SHAPES.items():
+        _check_float(named[k], k, src)
         if named[k].shape != shape:
             raise WeightsError(f"{src}: array {k} has shape {named[k].shape}, expected {shape}")
     out = Path(out)
