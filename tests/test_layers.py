@@ -1,6 +1,6 @@
 """The layers import only downward, and nothing above the engines imports a particular game.
 
-Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile) -> games -> agents ->
+Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile, outputs) -> games -> agents ->
 encoders -> config -> learn -> evaluate -> app (training, cli, params, tune, play, report, track,
 simulate, bench) -> pipeline. Every import counts, at module level or inside a function: a lazy
 import is still a dependency (the review found agents -> learn and learn <-> evaluate that way).
@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
     ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times",
-     "climbrl.yamlfile"),
+     "climbrl.yamlfile", "climbrl.outputs"),
     ("climbrl.games",),
     ("climbrl.agents",),
     ("climbrl.encoders",),
