@@ -1,0 +1,135 @@
+"""Fingerprints of a short training of every learner of both studies (issue 29 section 7, issue 32).
+
+A refactor that claims to change no number (the README's "equal tensor by tensor") is held to a
+committed fingerprint: for each learner of ``params.yaml`` (the main study and each study under
+``studies``), its config cut to a tiny budget (:data:`TINY`) is trained, and the fingerprint is
+every numeric metric of every epoch plus, for every tensor of ``policy.pt``, its sum and its sum
+of absolute values (float64).
+
+Compared with a relative tolerance (:data:`RTOL`), not bit for bit: the math libraries take
+CPU-dependent code paths (MKL, ATen's vector kernels), whose last bits differ from one machine to
+another (issue 32), while a change of behaviour moves a fingerprint by far more. The tolerance is
+measured, not guessed: ``python -m tests.golden.training --paths`` trains every case under the
+code paths this machine offers (MKL's default, AVX2 and COMPATIBLE branches; ATen's AVX2 and
+scalar kernels) and prints the largest relative difference between them.
+
+Regenerate after a change that is meant to move numbers: ``python -m tests.golden.training --write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).with_name("training.json")
+TINY = {"epochs": 2, "games_per_epoch": 4, "eval_every": 0, "hidden": 32, "keep_policy_every": 0, "actors": 1}
+RTOL = 1e-3
+ATOL = 1e-6
+TIMING = ("seconds", "time", "sps", "per_s", "cpu")
+#: (name, environment) of the code paths that --paths compares
+PATHS = [("default", {}), ("mkl-avx2", {"MKL_CBWR": "AVX2"}), ("mkl-compatible", {"MKL_CBWR": "COMPATIBLE"}),
+         ("aten-scalar", {"ATEN_CPU_CAPABILITY": "default"})]
+
+
+def cases() -> dict[str, Any]:
+    """``study/learner`` -> its TrainConfig at the tiny budget, for every learner of params.yaml."""
+    from climbrl.params import load_params
+
+    out = {}
+    main = load_params(ROOT / "params.yaml")
+    for params in [main, *(load_params(f"{ROOT / 'params.yaml'}#{s}") for s in main.studies)]:
+        for name, cfg in params.train.items():
+            out[f"{params.study or 'big2'}/{name}"] = dataclasses.replace(cfg, **TINY)
+    return out
+
+
+def fingerprint(cfg: Any, folder: Path) -> dict[str, float]:
+    """Train ``cfg`` into ``folder``; its metrics by epoch and its tensors' sums."""
+    import torch
+
+    from climbrl.training import train
+
+    res = train(cfg, folder, progress=False)
+    fp: dict[str, float] = {}
+    for row in res["history"]:
+        for k, v in row.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not any(t in k for t in TIMING):
+                fp[f"epoch{row.get('epoch')}/{k}"] = float(v)
+    from climbrl.learn.checkpoint import load
+
+    def tensors(obj: Any, prefix: str) -> None:
+        if isinstance(obj, torch.Tensor) and obj.is_floating_point():
+            fp[f"{prefix}/sum"] = float(obj.double().sum())
+            fp[f"{prefix}/abs"] = float(obj.double().abs().sum())
+        elif isinstance(obj, dict):
+            for k in sorted(obj):
+                tensors(obj[k], f"{prefix}.{k}" if prefix else str(k))
+
+    tensors(load(folder / "policy.pt")["net"], "")
+    return fp
+
+
+def all_fingerprints() -> dict[str, dict[str, float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return {name: fingerprint(cfg, Path(tmp) / name.replace("/", "-")) for name, cfg in cases().items()}
+
+
+def differences(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> list[str]:
+    """Every value of ``a`` and ``b`` outside the tolerance (and keys on one side only)."""
+    bad = []
+    for case in sorted(set(a) | set(b)):
+        x, y = a.get(case, {}), b.get(case, {})
+        for k in sorted(set(x) | set(y)):
+            if k not in x or k not in y:
+                bad.append(f"{case} {k}: only on one side")
+            elif not math.isclose(x[k], y[k], rel_tol=RTOL, abs_tol=ATOL):
+                bad.append(f"{case} {k}: {x[k]!r} != {y[k]!r}")
+    return bad
+
+
+def largest_relative(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> tuple[float, str]:
+    """The largest relative difference of a value beyond ATOL, and where."""
+    worst, where = 0.0, ""
+    for case in a:
+        for k, v in a[case].items():
+            w = b[case][k]
+            if abs(v - w) > ATOL and abs(v - w) / max(abs(v), abs(w)) > worst:
+                worst, where = abs(v - w) / max(abs(v), abs(w)), f"{case} {k}: {v!r} / {w!r}"
+    return worst, where
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--write", action="store_true", help=f"write {GOLDEN.name}")
+    p.add_argument("--paths", action="store_true", help="compare the code paths of this machine")
+    p.add_argument("--json", help=argparse.SUPPRESS)  # one path's fingerprints to this file (for --paths)
+    a = p.parse_args()
+    if a.json:
+        Path(a.json).write_text(json.dumps(all_fingerprints()))
+    elif a.paths:
+        runs = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, env in PATHS:
+                f = Path(os.environ.get("CLIMBRL_GOLDEN_PATHS", tmp)) / f"{name}.json"
+                subprocess.run([sys.executable, "-m", "tests.golden.training", "--json", str(f)], cwd=ROOT,
+                               env={**os.environ, **env}, check=True)
+                runs[name] = json.loads(f.read_text())
+        for name in runs:
+            worst, where = largest_relative(runs["default"], runs[name])
+            print(f"{name}: largest relative difference from default {worst:.2e} ({where})")
+    elif a.write:
+        GOLDEN.write_text(json.dumps(all_fingerprints(), indent=1, sort_keys=True) + "\n")
+        print(f"wrote {GOLDEN}")
+
+
+if __name__ == "__main__":
+    main()
