@@ -596,7 +596,9 @@ def build_parser() -> argparse.ArgumentParser:
     tu = sub.add_parser("tune", help="Optuna search of a learner's hyperparameters (resumable)")
     tu.add_argument("--algo", default=None, help="learner (default: params.yaml tune.algo)")
     tu.add_argument("--trials", type=_nonnegative, default=None, help="total trials wanted (finished ones are kept)")
-    tu.add_argument("--storage", default=None, help="Optuna storage URL (default params.yaml: sqlite:///optuna.db)")
+    tu.add_argument("--storage", default=None, help="Optuna storage URL (default: the environment's "
+                    "CLIMBRL_TUNE_STORAGE, which keeps a password off the command line, else params.yaml's "
+                    "sqlite:///optuna.db)")
     tu.add_argument("--study", default=None, help="study name")
     tu.add_argument("--params", default="params.yaml",
                     help="params file (its game and rules; its tune section: budget, seed, opponent)")
