@@ -11,7 +11,7 @@ import yaml
 from pipeline import regression, stages
 
 from climbrl.params import ParamsError, load_params, parse_params, study_names
-from tests.study_params import study_folder, with_value
+from tests.study_params import study_folder, with_value, write_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,6 +147,9 @@ def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None
 
     monkeypatch.setenv("CLIMBRL_EXTERNAL", str(study_dir / "no-shared"))
     assert main(["baselines", "--games", "4", "--workers", "1", "--out", "reports"]) == 0
+    for algo in ("ppo", "qlearning"):  # the study's learners' results (the report requires every one)
+        for kind in ("eval", "validation"):
+            write_results(Path("reports"), kind, algo, {"random": 5, "greedy": 3}, 16)
     stages.report(load_params("params.yaml"), track=False)
     note = json.loads(Path("reports/baselines.json").read_text())["public_agent_note"]
     assert "## Baselines" in Path("reports/report.md").read_text() and note in Path("reports/report.md").read_text()
