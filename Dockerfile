@@ -8,8 +8,10 @@ ENV DVC_NO_ANALYTICS=1 MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true \
 # The public agent's data is mounted, never copied: docker run -v $PWD/../shared:/shared:ro climbrl
 COPY pyproject.toml README.md ./
 COPY src ./src
-# torch 2.13.0 from the CPU index keeps the image small (no CUDA build).
+# torch 2.13.0 from the CPU index keeps the image small (no CUDA build). The extras are make run's
+# (the Makefile's venv target) less dev, the test tools: rlcard for the Dou Dizhu study's outside
+# opponent (rlcard-rule), postgres for the shared store (tests/test_install_extras.py holds them).
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
-    && pip install -e .
+    && pip install -e '.[postgres,rlcard]'
 COPY . .
 CMD ["sh", "-c", "git init -q 2>/dev/null; python -m pipeline.prefect_server -- dvc repro"]

@@ -58,6 +58,22 @@ def study_paths(params: Params) -> StudyPaths:
     return StudyPaths(data / SEEDS.name, data / VALID_SEEDS.name, RUNS / params.study, REPORTS / params.study)
 
 
+def stage_key(params: Params, algo: str) -> str:
+    """A learner's key in dvc.yaml's per-learner stages: ``ppo`` (main study), ``doudizhu-ppo``."""
+    return f"{params.study}-{algo}" if params.study else algo
+
+
+def learner_file(params: Params, algo: str, path: Path, what: str, stage: str) -> Path:
+    """``path``, a file of learner ``algo`` (its policy, evaluation or validation results) that a
+    later stage needs. Missing, it is an error naming the file and the stage that writes it: a
+    learner left out quietly would change the result (the best learner chosen among the rest, a
+    tournament or a report without it)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no {what} for {algo}, a learner of the study; the {stage} stage "
+                                f"writes it (dvc repro {stage}@{stage_key(params, algo)})")
+    return path
+
+
 def make_seeds(params: Params, out: Path | None = None, valid_out: Path | None = None) -> Path:
     """The evaluation deal set and the validation deal set, checked disjoint before either is written
     (at the study's paths unless given)."""
@@ -273,10 +289,12 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
         raise ValueError(f"deep: {params.game} under rules {params.rules!r} is not judged by duels "
                          "(a team game with a fixed landlord); use evaluate.repeats instead")
     paths = study_paths(params)
-    trained = [a for a in params.learners() if (paths.reports / "validation" / f"{a}.json").exists()]
-    best = choose_best({a: v["by_opp"] for a, v in read_validation(paths.reports, trained).items()})
+    for a in params.learners():  # every learner competes: one left out would let the rest win
+        learner_file(params, a, paths.reports / "validation" / f"{a}.json", "validation results", "evaluate")
+    learners = read_validation(paths.reports, params.learners())
+    best = choose_best({a: v["by_opp"] for a, v in learners.items()})
     d = params.deep
-    policy = paths.runs / best / "policy.pt"
+    policy = learner_file(params, best, paths.runs / best / "policy.pt", "trained policy", "train")
     runs = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules, deals=d.deals,
                       repeats=d.repeats, seed=d.seed, workers=d.workers) | {"opponents": [opp]}
             for opp in d.opponents]
@@ -325,15 +343,17 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     rule_agents = t.get("rule_agents", list(GAME_SETUP[params.game].rule_agents))
     paths = study_paths(params)
     names = t.get("learners", params.learners())  # default: every learner of the study
-    learners = [f"{a}=checkpoint:{paths.runs / a / 'policy.pt'}" for a in names
-                if (paths.runs / a / "policy.pt").exists()]
+    learners = [f"{a}=checkpoint:{learner_file(params, a, paths.runs / a / 'policy.pt', 'trained policy', 'train')}"
+                for a in names]
     out = paths.reports / "tournament.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     if _duel_game(params):
         from climbrl.evaluate.roundrobin import plot_round_robin, round_robin
 
         snapshots = [f"{s.replace('@', '-epoch')}=checkpoint:"
-                     f"{paths.runs / s.partition('@')[0] / 'snapshots' / snapshot_file(s)}"
+                     + str(learner_file(params, s.partition("@")[0],
+                                        paths.runs / s.partition("@")[0] / "snapshots" / snapshot_file(s),
+                                        f"kept policy {s} (tournament.snapshots)", "train"))
                      for s in t.get("snapshots", [])]
         participants = dict(x.split("=", 1) for x in learners + snapshots) | {a: a for a in rule_agents}
         res = round_robin(participants, game=params.game, rules=params.rules, deals=int(t.get("deals", 100)),
@@ -389,9 +409,7 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     checkpoints: dict[str, list[dict[str, Any]]] = {}
     for algo in params.learners():
-        policy = paths.runs / algo / "policy.pt"
-        if not policy.exists():
-            continue
+        policy = learner_file(params, algo, paths.runs / algo / "policy.pt", "trained policy", "train")
         final = record(f"checkpoint:{policy}")
         agents[algo] = final
         final_epoch = params.train[algo].epochs
@@ -468,10 +486,11 @@ def report(params: Params, track: bool = True) -> Path:
 
         metrics = json.loads((paths.reports / "metrics.json").read_text())
         best = metrics.get("best_learner")
-        if best and (paths.runs / best / "policy.pt").exists():
+        if best:
+            policy = learner_file(params, best, paths.runs / best / "policy.pt", "trained policy", "train")
             tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
             flat = {k: v for k, v in metrics.get("learners", {}).get(best, {}).items() if isinstance(v, float)}
-            tr.register_policy(paths.runs / best / "policy.pt", params.tracking.register_model, best, flat)
+            tr.register_policy(policy, params.tracking.register_model, best, flat)
     return out
 
 

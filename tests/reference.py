@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -79,12 +80,26 @@ def iter_reference_games(path: Path | None = None) -> Iterator[dict]:
                 yield json.loads(line)
 
 
+def skip_or_fail(msg: str) -> NoReturn:
+    """Skip with ``msg``; under CI (:func:`external_required`) fail with it instead."""
+    if external_required():
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
 def require_rlcard() -> None:
     """Skip (fail under CI) with one line when the optional package ``rlcard`` (RLCard's rule
     agent, ``pip install -e '.[rlcard]'``) is not installed."""
     from climbrl.agents.external.rlcard_rule import rlcard_missing
 
     if msg := rlcard_missing():
-        if external_required():
-            pytest.fail(msg)
-        pytest.skip(msg)
+        skip_or_fail(msg)
+
+
+def require_postgres() -> None:
+    """Skip (fail under CI) with one line when no local PostgreSQL server can be started here: the
+    ``postgres`` extra's server binaries or driver missing (``pip install -e '.[postgres]'``)."""
+    from pipeline.postgres import available
+
+    if why := available():
+        skip_or_fail(f"no local PostgreSQL: {why}")

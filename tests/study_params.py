@@ -25,3 +25,22 @@ def study_folder(tmp_path: Path, monkeypatch: Any, params: dict) -> Path:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     return tmp_path
+
+
+def write_results(reports: Path, kind: str, algo: str, wins: dict[str, int], games: int) -> Path:
+    """A learner's results file as the evaluate stage writes it (``kind``: ``eval`` or
+    ``validation``): one match against three copies of each opponent in ``wins``, Wilson intervals."""
+    from climbrl.evaluate.stats import wilson_interval
+
+    def match(opp: str, w: int) -> dict:
+        lo, hi = wilson_interval(w, games)
+        return {"agent": "x", "opponents": [opp] * 3, "games": games, "wins": w, "win_rate": w / games,
+                "win_rate_low": lo, "win_rate_high": hi, "normalized_win_rate": w / games / 0.25}
+
+    path = reports / kind / f"{algo}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"algo": algo, "rules": "paper", "matches": [match(o, w) for o, w in wins.items()]}
+    if kind == "validation":
+        data["deal_seed"] = 77
+    path.write_text(json.dumps(data))
+    return path

@@ -13,7 +13,7 @@ from pipeline import champion_report
 
 from climbrl.agents.runner import deal_seeds, load_deal_seeds
 from climbrl.evaluate.decision_time import decision_seconds
-from climbrl.evaluate.match import deal_wins, run_match
+from climbrl.evaluate.match import run_match
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,15 +52,48 @@ def test_the_decision_timer_plays_the_matchs_own_games() -> None:
                                                                        games=12, seeds=seeds)["wins"]
 
 
+def _wins_played_here(agent: str, opponent: str, deal_seeds_: list[int]) -> list[int]:
+    """An independent count for agents that draw no random numbers (greedy, heuristic): each deal
+    dealt by the engine and played out four times, the agent in each seat in turn and the
+    opponent in the other three, with plain calls of the agents; the agent's wins per deal."""
+    import random
+
+    from climbrl.agents import Decision, make_agent
+    from climbrl.games.big2 import Big2Game
+
+    game, me, other = Big2Game("paper"), make_agent(agent), make_agent(opponent)
+    out = []
+    for deal in deal_seeds_:
+        won = 0
+        for seat in range(4):
+            state = game.new_game(seed=deal)
+            while not state.is_terminal():
+                d = Decision.from_state(state)
+                player = me if state.current_player == seat else other
+                state.apply(d.moves[player.act(d, random.Random(0))])
+            won += seat in state.result().winners
+        out.append(won)
+    return out
+
+
 def test_a_match_records_its_deals_wins(tmp_path) -> None:
-    params = ch.load_champion_params(_params(tmp_path))
-    r = ch.play_match("heuristic", params, tmp_path / "reports")
+    path = _params(tmp_path)
+    raw = yaml.safe_load(path.read_text())
+    raw["matches"]["greedy-heuristic"] = {"agent": "greedy", "opponent": "heuristic", "deals": 3}
+    path.write_text(yaml.safe_dump(raw))
+    params = ch.load_champion_params(path)
     seeds = load_deal_seeds(params.deal_set)[:3]
-    assert r["agent"] == "search:S=4,K=3" and r["games"] == 12 and len(r["deal_wins"]) == 3
-    assert [int(c) for c in r["deal_wins"]] == deal_wins("search:S=4,K=3", ["heuristic"], rules="paper", games=12,
-                                                         seed=3, seeds=seeds)
+    r = ch.play_match("greedy-heuristic", params, tmp_path / "reports")
+    assert r["agent"] == "greedy" and r["games"] == 12 and len(r["deal_wins"]) == 3
+    assert [int(c) for c in r["deal_wins"]] == _wins_played_here("greedy", "heuristic", seeds)
     assert r["wins"] == sum(map(int, r["deal_wins"])) and r["win_rate_low"] <= r["win_rate"] <= r["win_rate_high"]
-    assert json.loads((tmp_path / "reports" / "matches" / "heuristic.json").read_text()) == r
+    assert json.loads((tmp_path / "reports" / "matches" / "greedy-heuristic.json").read_text()) == r
+    # four copies of one deterministic agent play the same game from every seat: one win per deal
+    assert ch.play_match("search-off", params, tmp_path / "reports")["deal_wins"] == "111"
+    # the champion's (a search, which samples): a record of its 3 deals, 0..4 wins each
+    c = ch.play_match("heuristic", params, tmp_path / "reports")
+    assert c["agent"] == "search:S=4,K=3" and c["games"] == 12 and len(c["deal_wins"]) == 3
+    assert set(c["deal_wins"]) <= set("01234") and c["wins"] == sum(map(int, c["deal_wins"]))
 
 
 def test_the_timing_replays_the_matchs_first_games_and_refuses_a_record_it_does_not_match(tmp_path) -> None:
@@ -98,12 +131,32 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     d = champion_report.paired_difference(c["deal_wins"], off["deal_wins"])
     assert d["deals"] == 3 and f"| heuristic | search-off | `heuristic` | 3 | {d['difference']:+.3f}" in md
     assert "| greedy | search-off" not in md  # another opponent: not comparable
-    verdict = "met" if c["win_rate_low"] >= 0.47 else "missed"
     assert f"| heuristic | lower bound >= 0.47 | {c['win_rate']:.3f} [{c['win_rate_low']:.3f}, " in md
-    assert f"{c['win_rate_high']:.3f}] | {verdict} |" in md
     t = json.loads((reports / "timing" / "heuristic.json").read_text())
     assert f"{t['cpu_s_per_decision']:.4f}" in md and "CPU s per decision <= 0.2 (mean)" in md
     assert (reports / "champion.png").stat().st_size > 0
+    # the verdicts on records worked out by hand: 9 wins of 12 (Wilson 95%: 0.75 [0.4677, 0.9111])
+    # meets "win rate >= 0.50" and misses "lower bound >= 0.47"; 10 of 12 ([0.5520, 0.9530]) meets
+    # both; a lower bound of exactly 0.25 misses "> 0.25", a win rate of exactly 0.35 meets ">= 0.35"
+    def record(name: str, **numbers: object) -> None:
+        path = reports / "matches" / f"{name}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **numbers}))
+
+    base = {k: v for k, v in json.loads((reports / "matches" / "greedy.json").read_text()).items()
+            if k not in ("match", "agent", "opponent", "rules")}
+    (reports / "matches" / "public-base.json").write_text(json.dumps(
+        {**base, "match": "public-base", "agent": params.public_champion, "opponent": "charlesworth",
+         "rules": "charlesworth", "games": 8, "wins": 3, "win_rate": 0.35, "win_rate_low": 0.25,
+         "win_rate_high": 0.46}))
+    record("heuristic", games=12, wins=9, deal_wins="333", win_rate=0.75, win_rate_low=0.4677, win_rate_high=0.9111)
+    md = champion_report.report(params, reports).read_text()
+    assert "| heuristic | win rate >= 0.50 | 0.750 [0.468, 0.911] | met |" in md
+    assert "| heuristic | lower bound >= 0.47 | 0.750 [0.468, 0.911] | missed |" in md
+    assert "| public-base | lower bound > 0.25 | 0.350 [0.250, 0.460] | missed |" in md
+    assert "| public-base | win rate >= 0.35 | 0.350 [0.250, 0.460] | met |" in md
+    record("heuristic", wins=10, deal_wins="433", win_rate=10 / 12, win_rate_low=0.5520, win_rate_high=0.9530)
+    md = champion_report.report(params, reports).read_text()
+    assert "| heuristic | lower bound >= 0.47 | 0.833 [0.552, 0.953] | met |" in md
 
 
 def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:

@@ -133,7 +133,7 @@ def test_logits_equal_the_public_agent_at_every_reference_decision() -> None:
                 worst = max(worst, abs(float(ours[a]) - want))
             state.apply(cw_mask(rec["cards"]))
             checked += 1
-    assert checked > 10_000
+    assert checked == sum(len(ref["decisions"]) for ref in iter_reference_games()) > 0
     assert worst < 1e-4, worst
 
 

@@ -19,6 +19,7 @@ from climbrl.evaluate.roundrobin import round_robin, summarize_round_robin
 from climbrl.games.doudizhu.moves import allowed_mask
 from climbrl.games.doudizhu.rules import get_rules
 from climbrl.games.doudizhu.state import DdzGame
+from tests.reference import require_rlcard
 
 NAME = "doudizhu:douzero"
 
@@ -33,7 +34,7 @@ def test_the_douzero_preset_is_rlcards_game_with_zero_sum_bomb_doubled_points() 
 
 
 def test_rlcard_rule_agent_plays_the_douzero_preset() -> None:
-    pytest.importorskip("rlcard")
+    require_rlcard()
     res = team_match("rlcard-rule", "random", deals=3, seed=0)
     assert res["A"]["landlord"]["games"] == 3
 

@@ -11,7 +11,7 @@ import yaml
 from pipeline import regression, stages
 
 from climbrl.params import ParamsError, load_params, parse_params, study_names
-from tests.study_params import study_folder, with_value
+from tests.study_params import study_folder, with_value, write_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -97,7 +97,15 @@ def test_stages_end_to_end_with_tracking(study_dir) -> None:
     assert "Final comparison" in md and "(n=16)" in md
     assert "Interpretability window" in md and "behaviour/behaviour_checkpoints.png" in md
     assert "## Deep evaluation" in md and "(n=32)" in md
-    assert metrics["learners"]["ppo"]["deep_std/random"] >= 0
+    # the deep evaluation: 2 repeats of 16 games against random; over two values the sample standard
+    # deviation is |a - b| / sqrt(2)
+    evaluation = json.loads(Path("reports/eval/ppo.json").read_text())
+    deep = next(d for d in evaluation["deep"] if d["opponents"][0] == "random")
+    a, b = deep["win_rates"]
+    assert deep["repeats"] == 2 and deep["games_per_repeat"] == 16 and all((16 * x).is_integer() for x in (a, b))
+    assert deep["pooled_games"] == 32 and deep["pooled_wins"] == round(16 * (a + b))
+    assert metrics["learners"]["ppo"]["deep_mean/random"] == pytest.approx((a + b) / 2)
+    assert metrics["learners"]["ppo"]["deep_std/random"] == pytest.approx(abs(a - b) / 2 ** 0.5)
     page = Path("reports/report.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
     assert sorted(f.name for f in Path("reports/figures").iterdir()) == [
@@ -147,6 +155,9 @@ def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None
 
     monkeypatch.setenv("CLIMBRL_EXTERNAL", str(study_dir / "no-shared"))
     assert main(["baselines", "--games", "4", "--workers", "1", "--out", "reports"]) == 0
+    for algo in ("ppo", "qlearning"):  # the study's learners' results (the report requires every one)
+        for kind in ("eval", "validation"):
+            write_results(Path("reports"), kind, algo, {"random": 5, "greedy": 3}, 16)
     stages.report(load_params("params.yaml"), track=False)
     note = json.loads(Path("reports/baselines.json").read_text())["public_agent_note"]
     assert "## Baselines" in Path("reports/report.md").read_text() and note in Path("reports/report.md").read_text()

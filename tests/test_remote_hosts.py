@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from pipeline.hosts import client_address, is_loopback, url_host
 
+from tests.reference import require_postgres
+
 
 def _own_address() -> str | None:
     """This machine's IPv4 address on its default route (a UDP connect sends nothing)."""
@@ -52,13 +54,10 @@ def test_client_address_names_this_machine_for_every_address() -> None:
 
 @needs_address
 def test_postgres_on_this_machine_s_address_takes_password_clients_of_its_subnet(pg_folder) -> None:
-    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    require_postgres()
     import psycopg
-    from pipeline.postgres import LocalPostgres, available
+    from pipeline.postgres import LocalPostgres
 
-    why = available()
-    if why:
-        pytest.skip(why) if not os.environ.get("CI") else pytest.fail(why)
     server = LocalPostgres(pg_folder / "open", host=ADDR, durable=False)
     try:
         url = server.start()

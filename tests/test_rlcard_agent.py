@@ -165,7 +165,7 @@ def test_state_equals_rlcards_own_state_at_every_reference_decision() -> None:
             ours.apply_text(action)
             decisions += 1
         assert ours.is_terminal() and theirs.is_over()
-    assert decisions > 15000
+    assert decisions == sum(len(ref["decisions"]) for ref in iter_reference_games(path)) > 0
 
 
 def test_every_choice_is_legal_over_many_games(agent) -> None:

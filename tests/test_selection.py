@@ -11,6 +11,7 @@ from pipeline import stages
 from climbrl.evaluate.stats import wilson_interval
 from climbrl.params import ParamsError, parse_params
 from climbrl.report import build_report
+from tests.study_params import write_results
 
 PARAMS = {
     "rules": "paper",
@@ -55,13 +56,7 @@ def _match(opp: str, wins: int, games: int) -> dict:
             "win_rate_low": lo, "win_rate_high": hi, "normalized_win_rate": wins / games / 0.25}
 
 
-def _write(reports: Path, kind: str, algo: str, wins: dict[str, int], games: int) -> None:
-    path = reports / kind / f"{algo}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"algo": algo, "rules": "paper", "matches": [_match(o, w, games) for o, w in wins.items()]}
-    if kind == "validation":
-        data["deal_seed"] = 77
-    path.write_text(json.dumps(data))
+_write = write_results
 
 
 def test_the_best_learner_is_chosen_on_the_validation_deals_not_the_evaluation_deals(tmp_path, monkeypatch) -> None:

@@ -70,13 +70,67 @@ def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
 
 
 def _running_trials(study: str, url: str) -> list:
-    """The study's RUNNING trials; none while the study does not exist yet."""
+    """The study's RUNNING trials; none while the study does not exist yet. The storage is opened
+    as the workers open it, under their setup lock: this test's first look would otherwise create
+    Optuna's tables and Alembic stamp on the fresh database while the first worker does
+    (test_a_look_at_a_study_waits_for_a_worker_s_setup)."""
     import optuna
 
+    from climbrl.tune import load_shared_study
+
     try:
-        return optuna.load_study(study_name=study, storage=url).get_trials(states=(optuna.trial.TrialState.RUNNING,))
+        return load_shared_study(study, url).get_trials(states=(optuna.trial.TrialState.RUNNING,))
     except KeyError:
         return []
+
+
+def test_a_look_at_a_study_waits_for_a_worker_s_setup(postgres_server) -> None:
+    """Opening Optuna's storage on a fresh database writes its schema in several transactions;
+    two processes doing it at once collide (a unique violation in PostgreSQL's catalogue). A look
+    at a study (load_shared_study) waits while a worker holds the setup lock, and several opening
+    fresh databases at once all succeed."""
+    import threading
+
+    import optuna
+    from pipeline.postgres import create_database
+
+    from climbrl.tune import SETUP_LOCK, _DbLock, load_shared_study, open_shared_storage
+
+    url = create_database(postgres_server, f"setup{os.getpid()}_{time.monotonic_ns()}")
+    worker = _DbLock(url, SETUP_LOCK)
+    worker.acquire()  # a worker in the middle of its setup
+    seen: list = []
+
+    def look() -> None:
+        try:
+            seen.append(load_shared_study("looked-at", url).study_name)
+        except KeyError:
+            seen.append(None)
+
+    looker = threading.Thread(target=look)
+    looker.start()
+    looker.join(2.0)
+    assert looker.is_alive() and not seen  # waiting for the setup to end
+    optuna.create_study(study_name="looked-at", storage=optuna.storages.RDBStorage(url))  # the worker's setup
+    worker.close()
+    looker.join(60)
+    assert seen == ["looked-at"]
+    # four openers of each of three fresh databases at once: none fails
+    errors: list = []
+
+    def open_it(u: str) -> None:
+        try:
+            open_shared_storage(u)
+        except Exception as e:  # noqa: BLE001  (any failure is the finding)
+            errors.append(repr(e))
+
+    urls = [create_database(postgres_server, f"fresh{os.getpid()}_{time.monotonic_ns()}_{i}") for i in range(3)]
+    threads = [threading.Thread(target=open_it, args=(u,)) for u in urls for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
 
 def test_two_workers_share_one_study(tmp_path, postgres_url):
     import optuna
@@ -423,3 +477,32 @@ def test_server_binaries_out_of_nobody_s_reach_are_copied_where_it_can_run_them(
     out = subprocess.run([str(bins / "postgres")], user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[],
                          capture_output=True, text=True, check=True)
     assert out.stdout == "lib\n"  # the copy runs as nobody and finds the bundled libraries by its RPATH
+
+
+def test_a_collision_with_a_process_outside_the_lock_is_retried(monkeypatch) -> None:
+    """optuna-dashboard (or any process that opens the storage without the setup lock) may create
+    Optuna's schema at the moment a worker does: the worker's unique violation is retried, the
+    other's schema then being there (here: the first attempt fails as PostgreSQL fails it)."""
+    import sqlalchemy.exc
+    from optuna import storages
+
+    from climbrl import tune
+
+    calls: list[str] = []
+
+    class Storage:
+        def __init__(self, url: str, **kwargs: object) -> None:
+            calls.append(url)
+            if len(calls) == 1:
+                raise sqlalchemy.exc.IntegrityError("CREATE TABLE studies", {}, Exception("pg_type_typname_nsp_index"))
+
+    class NoLock:
+        def __init__(self, storage: str, name: str) -> None:
+            assert name == tune.SETUP_LOCK
+
+        acquire = close = lambda self: None
+
+    monkeypatch.setattr(storages, "RDBStorage", Storage)
+    monkeypatch.setattr(tune, "_DbLock", NoLock)
+    monkeypatch.setattr(tune.time, "sleep", lambda s: None)
+    assert isinstance(tune.open_shared_storage("postgresql://x/y"), Storage) and calls == ["postgresql://x/y"] * 2

@@ -64,6 +64,28 @@ def test_the_interval_covers_the_true_value_95_percent_of_the_time() -> None:
     assert np.mean(seed_only) < 0.9
 
 
+@pytest.mark.parametrize("means,weights", [([0.4], [1]), ([0.4, 0.3], [1, -1])])
+def test_the_interval_covers_the_true_value_when_seed_noise_is_comparable_to_deal_noise(means, weights) -> None:
+    """Three seeds of sd 0.03 (seed variance of the mean 0.03^2 / 3 = 3e-4) against 100 deals of sd
+    0.1 with four games each (about (0.1^2 + 0.24 / 12) / 100 = 3e-4): one configuration, and the
+    paired difference of two (the deal effect shared; each configuration's seeds its own). The true
+    value is the mean the runs are drawn around (clipping to [0, 1] at 0.4 +- 0.1 moves it by less
+    than 1e-4). The deals' spread alone would cover it far less often."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    truth = float(np.dot(weights, means))
+    found = [contrast_interval(_tables(rng, means, seed_sd=0.03, deal_sd=0.1, deals=100), weights)
+             for _ in range(400)]
+    seed_var, deal_var = np.mean([f["seed_sd"] ** 2 for f in found]), np.mean([f["deal_sd"] ** 2 for f in found])
+    assert 0.5 <= seed_var / deal_var <= 2.5, (seed_var, deal_var)  # the two noises are comparable
+    assert all(f["seed_noise_estimated"] for f in found)
+    assert 0.92 <= np.mean([f["low"] <= truth <= f["high"] for f in found]) <= 0.99
+    t99 = float(stats.t.ppf(0.975, 99))
+    deals_only = np.mean([abs(f["estimate"] - truth) <= t99 * f["deal_sd"] for f in found])
+    assert deals_only < 0.9, deals_only
+
+
 def test_a_real_difference_is_significant_and_a_null_one_is_not() -> None:
     rng = np.random.default_rng(5)
     real = contrast_interval(_tables(rng, [0.40, 0.30], seed_sd=0.01, deal_sd=0.1, deals=1000), [1, -1])

@@ -162,10 +162,13 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     game = _Game(params)
     opponents = params.evaluate.opponents
     evals: dict[str, dict[str, Any]] = {}
-    for algo in params.learners():
+    for algo in params.learners():  # every learner of the study: one left out would let the rest win
         p = reports / "eval" / f"{algo}.json"
-        if p.exists():
-            evals[algo] = _with_duel_views(json.loads(p.read_text()))
+        if not p.exists():
+            key = f"{params.study}-{algo}" if params.study else algo
+            raise FileNotFoundError(f"{p}: no evaluation results for {algo}, a learner of the study; the evaluate "
+                                    f"stage writes them (dvc repro evaluate@{key})")
+        evals[algo] = _with_duel_views(json.loads(p.read_text()))
     curves = {a: _read_curve(reports / "curves" / f"{a}.csv") for a in params.learners()
               if (reports / "curves" / f"{a}.csv").exists()}
     finals = {a: {m["opponents"][0]: m for m in e["matches"]} for a, e in evals.items()}

@@ -24,7 +24,9 @@ where every local user reads it in ``ps``. Then:
 - the workers together run ``trials`` trials, not each: before a worker starts a trial it counts
   the study's trials that are done, running or waiting and stops when the budget is reached; on
   PostgreSQL (MySQL) the count and the new trial's creation hold an advisory lock, so two workers
-  never both take the last slot;
+  never both take the last slot; every process opens the storage under another one
+  (:func:`open_shared_storage`; :func:`load_shared_study` for one that only looks at a study), as
+  two processes writing Optuna's schema on a fresh database at once collide;
 - each worker seeds its sampler differently (``tune.seed``, its process id and the time): with one
   seed every worker would sample the same parameters; a shared study is not reproducible trial
   for trial (the order of the workers' results decides what TPE sees);
@@ -145,6 +147,49 @@ class _DbLock:
             self.conn = None
 
 
+SETUP_LOCK = "climbrl-tune:setup"
+"""The advisory lock under which every process opens Optuna's storage on a shared database."""
+
+
+def open_shared_storage(storage: str, **kwargs: Any) -> Any:
+    """Optuna's storage of the shared database ``storage`` (``RDBStorage(storage, **kwargs)``),
+    opened under :data:`SETUP_LOCK`.
+
+    Opening it creates Optuna's tables, its version row and its Alembic stamp on a fresh
+    database, in several transactions; two processes opening it at once collide (PostgreSQL
+    refuses the second ``CREATE TABLE`` of one name with a unique violation in its catalogue,
+    ``pg_type_typname_nsp_index``), and the loser stopped there: a worker died before its first
+    trial. So every process opens it under the lock: the workers (:func:`run_study`) and one that
+    only looks at a study (:func:`load_shared_study`). A process that opens it without the lock
+    (optuna-dashboard started on an empty database) can still collide with one under it: a unique
+    violation is then retried, the other's schema being in place."""
+    import sqlalchemy.exc
+    from optuna.storages import RDBStorage
+
+    setup = _DbLock(storage, SETUP_LOCK)
+    setup.acquire()
+    try:
+        for attempt in range(3):
+            try:
+                return RDBStorage(storage, engine_kwargs={"pool_pre_ping": True}, **kwargs)
+            except sqlalchemy.exc.IntegrityError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.5)
+    finally:
+        setup.close()
+    raise AssertionError("unreachable")
+
+
+def load_shared_study(study_name: str, storage: str) -> Any:
+    """``optuna.load_study`` (KeyError when there is no such study yet), its storage opened as the
+    workers open it (:func:`open_shared_storage`) when ``storage`` is shared."""
+    import optuna
+
+    return optuna.load_study(study_name=study_name,
+                             storage=open_shared_storage(storage) if shared_storage(storage) else storage)
+
+
 class _Budget:
     """The study's trial budget shared by its workers: :meth:`claim` before a worker starts a trial
     (True: there is room, or a failed trial waits for its retry), :meth:`started` once the trial
@@ -224,14 +269,13 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     check_storage(storage)
     shared = shared_storage(storage)
     if shared:
-        from optuna.storages import RDBStorage, RetryFailedTrialCallback
+        from optuna.storages import RetryFailedTrialCallback
 
-        setup = _DbLock(storage, "climbrl-tune:setup")  # the first workers of an empty database would
-        setup.acquire()                                  # all create Optuna's tables at once
+        store: Any = open_shared_storage(storage, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
+                                         failed_trial_callback=RetryFailedTrialCallback(max_retry=max_retry))
+        setup = _DbLock(storage, SETUP_LOCK)  # two workers of a new study would both create it
+        setup.acquire()
         try:
-            store: Any = RDBStorage(storage, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
-                                    failed_trial_callback=RetryFailedTrialCallback(max_retry=max_retry),
-                                    engine_kwargs={"pool_pre_ping": True})
             seed = int.from_bytes(hashlib.sha256(f"{tp.seed}:{os.getpid()}:{time.time_ns()}".encode()).digest()[:4])
             study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
                                         load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
