@@ -90,8 +90,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 @pytest.mark.parametrize("target", ["ppo", "qlearning"])  # both resumed from the checkpoint
 def test_the_study_survives_a_killed_dask_worker_with_the_numbers_of_one_machine(target, tmp_path, monkeypatch,
                                                                                   request) -> None:
-    pytest.importorskip("distributed")
-    pytest.importorskip("prefect_dask")
+    import distributed  # noqa: F401 - dependencies of the project (prefect-dask): no skip
+    import prefect_dask  # noqa: F401
     from pipeline.prefect_server import prefect_server
 
     project, elsewhere = tmp_path / "project", tmp_path / "workers"
