@@ -23,6 +23,8 @@ from climbrl.agents.external.rlcard_rule import (
     RLCardAgentError,
     RLCardMissingError,
     RLCardRuleAgent,
+    follow_order,
+    lead_order,
     load_rule_agent,
     rlcard_state,
     rules_problem,
@@ -115,6 +117,7 @@ def _other_hands(state, seat: int) -> str:
 def test_state_is_rlcards_from_the_public_record() -> None:
     """Layout of the state on one game: ``others_hand`` is the union of the two other hands
     (RLCard's definition), though computed from the seat's own observation only."""
+    require_rlcard()  # the order of the legal moves when following is RLCard's table's
     game = DdzGame("rlcard")
     state = game.new_game(seed=3)
     rng = random.Random(0)
@@ -140,16 +143,16 @@ def test_state_is_rlcards_from_the_public_record() -> None:
 
 def test_state_equals_rlcards_own_state_at_every_reference_decision() -> None:
     """Replay RLCard's 300 reference games in RLCard's engine and in ours: at every decision our
-    state equals ``DoudizhuGame.get_state`` key by key (its legal list sorted, see the module)."""
+    state equals ``DoudizhuGame.get_state`` key by key, the legal list in RLCard's own order when
+    following (on a lead RLCard's is a string-hash order, which the agent never reads: sorted)."""
     require_rlcard()
     path = require_reference(ddz_rlcard_games_path(), "CLIMBRL_DDZ_RLCARD_GAMES")
     from rlcard.games.doudizhu.game import DoudizhuGame
 
-    from climbrl.agents.external.rlcard_rule import _sort_key
-
     game = DdzGame("rlcard")
-    decisions = 0
+    decisions = total = follows = 0
     for ref in iter_reference_games(path):
+        total += len(ref["decisions"])
         theirs = DoudizhuGame()
         theirs.np_random = np.random.RandomState(ref["seed"])
         _, pid = theirs.init_game()
@@ -157,7 +160,10 @@ def test_state_equals_rlcards_own_state_at_every_reference_decision() -> None:
         for k, rec in enumerate(ref["decisions"]):
             where = f"game {ref['game']} decision {k}"
             expected = theirs.get_state(pid)
-            expected["actions"] = sorted(expected["actions"], key=_sort_key)
+            if "pass" in expected["actions"]:
+                follows += 1
+            else:
+                expected["actions"] = lead_order(expected["actions"])
             got = rlcard_state(Decision.from_state(ours))["raw_obs"]
             assert got == expected, where
             action = rec["action"] or "pass"
@@ -165,7 +171,7 @@ def test_state_equals_rlcards_own_state_at_every_reference_decision() -> None:
             ours.apply_text(action)
             decisions += 1
         assert ours.is_terminal() and theirs.is_over()
-    assert decisions == sum(len(ref["decisions"]) for ref in iter_reference_games(path)) > 0
+    assert decisions == total and 0 < follows < decisions
 
 
 def test_every_choice_is_legal_over_many_games(agent) -> None:
@@ -240,6 +246,120 @@ def test_choices_do_not_depend_on_the_string_hash_seed() -> None:
                            env={**os.environ, "PYTHONHASHSEED": h}).stdout.strip().splitlines()[-1]
             for h in ("1", "2")}
     assert len(outs) == 1, outs
+
+
+def _rlcard_player(hand: str):
+    """A stand-in for RLCard's ``DoudizhuPlayer`` holding ``hand`` (what ``get_gt_cards`` reads)."""
+    from types import SimpleNamespace
+
+    from rlcard.games.base import Card
+
+    return SimpleNamespace(current_hand=[Card(c + "J", "") if c in "BR" else Card("S", c) for c in hand])
+
+
+def _dealt(seat0: str, seat1: str, game: DdzGame):
+    """A game (rlcard rules) where seat 0 holds ``seat0`` and seat 1 ``seat1`` (17 cards each);
+    seat 2 and the kitty get the rest."""
+    rest = "".join(r * (4 if r not in "BR" else 1) for r in "3456789TJQKA2BR")
+    for c in seat0 + seat1:
+        rest = rest.replace(c, "", 1)
+    return game.new_game(hands=[seat0, seat1, rest[:17]], kitty=rest[17:])
+
+
+def test_following_the_legal_list_is_in_rlcards_own_order() -> None:
+    """Following a plane with solo wings, the list is exactly RLCard's ``get_gt_cards`` (its
+    ``type_card.json`` order, where the wings holding a joker come first), not sorted; RLCard's
+    agent, which keeps the first move of the lowest weight, plays 7 + the black joker as wings,
+    as in RLCard's own engine, where the sorted list (the adapter before issue 29) had it play 77.
+    Deterministic: every seat seed gives that move."""
+    require_rlcard()
+    from rlcard.games.doudizhu.utils import get_gt_cards
+
+    game = DdzGame("rlcard")
+    state = _dealt("33344456789JJQKA2", "55566677QQB9TTJKA", game)
+    state.apply_text("33344456")
+    d = Decision.from_state(state)
+    raw = rlcard_state(d)
+    actions = raw["raw_obs"]["actions"]
+    greater = _rlcard_player("")
+    greater.played_cards = "33344456"
+    assert actions == get_gt_cards(_rlcard_player(format_counts(d.observation.hand)), greater)
+    assert actions[:2] == ["pass", "5556667B"] and lead_order(actions)[:2] == ["pass", "55566677"]
+    agent = RLCardRuleAgent("doudizhu:rlcard")
+    picks = {game.table.moves[d.moves[agent.act(d, random.Random(s))]].cards for s in range(5)}
+    assert picks == {"5556667B"}
+    raw["raw_obs"]["actions"] = lead_order(actions)
+    assert agent.agent.step(raw) == "55566677"  # the choice on a sorted list
+
+
+def test_follow_order_groups_moves_as_rlcard_does() -> None:
+    """``'pass'``, the type to beat, the rocket, the bombs; after a bomb: the bombs, the rocket."""
+    require_rlcard()
+    assert follow_order(["4444", "BR", "pass", "5", "4"], "3") == ["pass", "4", "5", "BR", "4444"]
+    assert follow_order(["BR", "5555", "pass", "4444"], "3333") == ["pass", "4444", "5555", "BR"]
+    assert lead_order(["5556", "3", "BR", "3555"]) == ["3", "BR", "3555", "5556"]
+
+
+def test_the_random_draw_is_seeded_by_the_seat_and_reproducible(agent) -> None:
+    """With no move of the type to beat (a peasant on the landlord's 22, holding AAAA) the agent
+    draws from the list on numpy's global generator, seeded from the seat's stream: the same seat
+    seed gives the same move, seeds spread over the list, and the global state is left as it was."""
+    game = DdzGame("rlcard")
+    state = _dealt("22345678899TTJJQK", "33445566789TJAAAA", game)
+    state.apply_text("22")
+    d = Decision.from_state(state)
+    assert rlcard_state(d)["raw_obs"]["actions"] == ["pass", "AAAA"]
+    np.random.seed(123)
+    before = np.random.get_state()[1].copy()
+    picks = [agent.act(d, random.Random(s)) for s in range(40)]
+    assert (np.random.get_state()[1] == before).all()
+    assert picks == [agent.act(d, random.Random(s)) for s in range(40)]
+    assert 10 <= sum(picks) <= 30  # both moves drawn
+
+
+def test_rlcards_own_rule_vs_rule_measurement_is_reproduced_exactly() -> None:
+    """measured.json's ``rule_vs_rule`` (RLCard's env, ``config={'seed': 0}``, ``env.seed(0)``,
+    ``np.random.seed(0)``, 1000 games) replayed on our engine: the same deals, our adapter's
+    state equal to RLCard's env state at every decision (legal list in RLCard's order when
+    following), RLCard's agent drawing from the same numpy stream. The landlord wins exactly as
+    often as the file says (454 of 1000), and the same games end the same way."""
+    require_rlcard()
+    path = require_external(doudizhu_dir() / "measured.json", "RLCard's measured win rates "
+                            "(shared/external/doudizhu/README.md)")
+    m = json.loads(path.read_text())["rule_vs_rule"]
+    import rlcard
+
+    env = rlcard.make("doudizhu", config={"seed": 0})
+    env.seed(0)
+    rule = load_rule_agent()
+    game = DdzGame("rlcard")
+    saved = np.random.get_state()
+    np.random.seed(0)
+    wins = 0
+    try:
+        for g in range(m["games"]):
+            state, pid = env.reset()
+            players = env.game.players
+            kitty = env.game.round.seen_cards
+            landlord = list(players[0].initial_hand)
+            for c in kitty:
+                landlord.remove(c)
+            ours = game.new_game(hands=["".join(landlord), players[1].initial_hand, players[2].initial_hand],
+                                 kitty=kitty)
+            while not env.is_over():
+                mine = rlcard_state(Decision.from_state(ours))
+                theirs = dict(state["raw_obs"])
+                if "pass" not in theirs["actions"]:
+                    theirs["actions"] = lead_order(theirs["actions"])
+                assert mine["raw_obs"] == theirs, f"game {g}, {len(theirs['trace'])} moves in"
+                action = rule.step(mine)
+                state, pid = env.step(action, True)
+                ours.apply_text("" if action == "pass" else action)
+            assert ours.is_terminal() and ours.winner == env.game.winner_id, f"game {g}"
+            wins += int(env.get_payoffs()[0] == 1)
+    finally:
+        np.random.set_state(saved)
+    assert (wins, m["games"]) == (m["landlord_wins"], m["games"])
 
 
 # --- the reproduction ------------------------------------------------------------------------------

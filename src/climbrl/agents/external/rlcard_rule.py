@@ -33,17 +33,36 @@ The top level also holds ``raw_legal_actions`` (the same list). ``obs`` and ``le
 (RLCard's encoded vectors and its action ids, for its learning agents) are left out: the rule
 agent reads only ``raw_obs`` (``trace``, ``current_hand``, ``actions``, ``landlord``, ``self``).
 
-Two choices RLCard leaves to chance are fixed here so that a game depends only on its seeds:
+The order of ``actions`` is RLCard's (the rule agent depends on it, see below):
 
-- Order of ``actions``. RLCard builds the list from a Python ``set``, so its order changes with
-  the string-hash seed; the rule agent depends on it (following, it keeps the first move of the
-  lowest rank among those of the type to beat, e.g. which kicker of ``555`` + solo; otherwise it
-  draws from the list). Here the list is sorted as the shared reference games sort it:
-  ``'pass'`` first, then by length, then rank by rank (``'4555'`` before ``'5556'``).
-- Its draw, ``np.random.choice(actions)`` on numpy's global generator (when following with no
-  move of the type to beat, unless a peasant follows its partner). Around each call the global
-  generator is seeded from the seat's ``random.Random`` (one 32-bit draw per decision) and its
-  state restored afterwards, so other users of ``np.random`` are not disturbed.
+- Following (``'pass'`` offered), RLCard's list is ``utils.get_gt_cards``: ``'pass'``, then the
+  moves of the type to beat, then the rocket, then the bombs (after a bomb: the higher bombs,
+  then the rocket), each group in the order of RLCard's ``TYPE_CARD`` table (its
+  ``type_card.json``: by weight, then as the file lists them). That order is fixed, not a
+  hash order, and the list here is exactly that one. Within a weight the file mostly lists
+  moves rank by rank, but not for planes with solo wings (``trio_solo_chain_N``): there the
+  wings holding a joker come first (``'3334445B'`` before ``'33344455'``). Following, the
+  agent keeps the first move of the lowest weight among those of the type to beat, so on
+  ``'33344456'``, holding ``555666`` + ``77`` + ``B``, it plays ``'5556667B'`` in RLCard (and
+  here); the sorted list this adapter used before gave ``'55566677'``. The agent itself never
+  leads a winged plane, so in rule-vs-rule games the two orders play the same moves (no
+  decision differed in 5,000 games); they differ only against agents that lead one.
+- Leading, RLCard's list is the ``set`` of ``judger.playable_cards_from_hand`` turned into a
+  list, so its order follows the string-hash seed. The agent never reads it on a lead (it plays
+  from ``combine_cards(current_hand)``), so here it is sorted as the shared reference games
+  sort it (``'pass'`` first when offered, then by length, then rank by rank) and a game depends
+  only on its seeds.
+
+Given the same deals and draws, the agent plays every decision as in RLCard's own environment:
+``tests/test_rlcard_agent.py`` replays the shared ``measured.json`` rule-vs-rule run (RLCard's
+env, seed 0, 1000 games) on this engine, state equal at every decision, and its landlord wins
+the same 454. That 0.454 [0.423, 0.485] is one 1000-deal sample: RLCard's own engine gives
+0.488 [0.482, 0.494] over 24,000 fresh deals, this adapter 0.493 [0.479, 0.506] over 5,000
+(``climbrl duel``, seeds 515151, 1-4: 0.517, 0.511, 0.485, 0.452, 0.498). Its one draw,
+``np.random.choice(actions)`` on numpy's global generator (when following with no move of the
+type to beat, unless a peasant follows its partner), is seeded here from the seat's
+``random.Random`` (one 32-bit draw per decision) around each call, and the global state restored
+afterwards, so other users of ``np.random`` are not disturbed.
 
 Moves back: the chosen string names a multiset of ranks; its move is the legal id with those
 cards. Under RLCard's rules every card string is one move. If rules allowed a trio of solo
@@ -137,6 +156,45 @@ def _sort_key(s: str) -> tuple:
     return (0, ()) if s == "pass" else (1, len(s), tuple(_RANK_INDEX[c] for c in s))
 
 
+@lru_cache(maxsize=1)
+def _rlcard_order() -> tuple[dict[str, int], dict[str, str]]:
+    """RLCard's ``TYPE_CARD`` flattened: each card string's position (type, weight, then the
+    file's order within a weight) and its type (under RLCard every string has exactly one)."""
+    if missing := rlcard_missing():
+        raise RLCardMissingError(missing)
+    try:
+        from rlcard.games.doudizhu.utils import TYPE_CARD
+    except ImportError as e:
+        raise RLCardMissingError(_missing(e)) from e
+    position: dict[str, int] = {}
+    kind: dict[str, str] = {}
+    for card_type, by_weight in TYPE_CARD.items():
+        for cards in by_weight.values():
+            for c in cards:
+                position.setdefault(c, len(position))
+                kind.setdefault(c, card_type)
+    return position, kind
+
+
+def follow_order(actions: list[str], target: str) -> list[str]:
+    """``actions`` (the legal moves when following ``target``) in the order RLCard's
+    ``utils.get_gt_cards`` lists them: ``'pass'``, the moves of ``target``'s type, the rocket,
+    the bombs (for a bomb target: the bombs, then the rocket); each group in ``TYPE_CARD``
+    order."""
+    position, kind = _rlcard_order()
+    groups = {"rocket": 2, "bomb": 3, kind[target]: 1}  # a bomb target: bombs first, then the rocket
+
+    def key(a: str) -> tuple[int, int]:
+        return (0, 0) if a == "pass" else (groups[kind[a]], position[a])
+
+    return sorted(actions, key=key)
+
+
+def lead_order(actions: list[str]) -> list[str]:
+    """``actions`` on a lead: sorted (RLCard's order is a string-hash order the agent never reads)."""
+    return sorted(actions, key=_sort_key)
+
+
 def _cards(counts: Any) -> str:
     return "".join(RANKS[r] * int(counts[r]) for r in range(NUM_RANKS))
 
@@ -159,7 +217,8 @@ def rlcard_state(decision: Decision) -> dict[str, Any]:
     hand = np.asarray(obs.hand, dtype=np.int64)
     played = np.asarray(obs.played, dtype=np.int64)
     unseen = _FULL_DECK - hand - played.sum(axis=0)
-    actions = sorted(dict.fromkeys(strings[m] for m in decision.moves), key=_sort_key)
+    actions = list(dict.fromkeys(strings[m] for m in decision.moves))
+    actions = follow_order(actions, strings[obs.to_beat]) if obs.to_beat else lead_order(actions)
     raw = {
         "seen_cards": seen_cards(obs.kitty, obs.history, obs.landlord),
         "landlord": obs.landlord,
@@ -236,4 +295,4 @@ class RLCardRuleAgent(Agent):
 
 
 __all__ = ["RLCardRuleAgent", "RLCardMissingError", "RLCardAgentError", "rlcard_state", "rlcard_missing",
-           "rules_problem", "load_rule_agent", "SPEC", "INSTALL_HINT"]
+           "rules_problem", "load_rule_agent", "follow_order", "lead_order", "SPEC", "INSTALL_HINT"]
