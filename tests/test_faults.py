@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import dataclasses
 import os
 import signal
 import subprocess
@@ -152,18 +151,6 @@ def test_a_replay_checkpoint_without_its_buffer_is_not_resumed(tmp_path) -> None
     with pytest.raises(ckpt.CheckpointError, match="no replay buffer"):
         train(cfg, tmp_path, resume=True, progress=False)
     assert "no replay buffer" in _stale(cfg, tmp_path)
-
-
-def test_a_finished_replay_run_keeps_no_buffer_and_is_not_extended(tmp_path) -> None:
-    """The run's last checkpoint drops the buffer (it would make every finished Q-learning or DQN
-    folder, a DVC output, some 0.4 GB at the study's capacity): resuming it for the same epochs
-    trains nothing and is allowed; for more epochs it is refused with the reason."""
-    cfg = small("qlearning", epochs=2)
-    train(cfg, tmp_path, progress=False)
-    assert "replay" not in ckpt.load(tmp_path / "checkpoint.pt")["learner"]
-    train(cfg, tmp_path, resume=True, progress=False)
-    with pytest.raises(ckpt.CheckpointError, match="a run's last checkpoint does not keep it"):
-        train(dataclasses.replace(cfg, epochs=3), tmp_path, resume=True, progress=False)
 
 
 # --- divergence ----------------------------------------------------------------------------------

@@ -55,13 +55,10 @@ REPLAY_LEARNERS = ("qlearning", "dqn")
 
 
 def lacks_replay(state: dict[str, Any]) -> bool:
-    """Whether ``state`` is a Q-learning or DQN checkpoint without its replay buffer: a run's last
-    checkpoint (the buffer, up to ``replay_capacity`` transitions of about 4 kB, would only serve a
-    longer run, and would make every finished run's folder, a DVC output, some 0.4 GB), or one
-    written before checkpoints held the buffer. Resumed for more epochs, its run would refill the
-    buffer from the later epochs only and train other numbers than the uninterrupted run, so
-    :func:`resume_conflicts` refuses that (a finished run's checkpoint still resumes: it trains
-    nothing)."""
+    """Whether ``state`` is a Q-learning or DQN checkpoint written before checkpoints held the
+    replay buffer: resumed, its run would refill the buffer from the later epochs only and train
+    other numbers than the uninterrupted run, so :func:`resume_conflicts` refuses to train more
+    epochs from it (a finished run's checkpoint still resumes: it trains nothing)."""
     return state.get("algo") in REPLAY_LEARNERS and "replay" not in state.get("learner", {})
 
 
@@ -81,9 +78,8 @@ def resume_conflicts(cfg: TrainConfig, state: dict[str, Any]) -> list[str]:
     if int(state.get("epoch", 0)) > cfg.epochs:
         out.append(f"it has {state['epoch']} epochs, this run wants {cfg.epochs}")
     if lacks_replay(state) and int(state.get("epoch", 0)) < cfg.epochs:  # a finished run trains nothing more
-        out.append("it holds no replay buffer (a run's last checkpoint does not keep it, nor did checkpoints "
-                   "before they held one), so a resumed run would not train the numbers of an uninterrupted one: "
-                   "train the longer run from the start in another folder")
+        out.append("it holds no replay buffer (written before checkpoints held one), so a resumed run would not "
+                   "train the numbers of an uninterrupted one: start it again in another folder")
     return out
 
 

@@ -279,13 +279,10 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
             row.update(evaluator(cfg, policy_path))
             row["eval_seconds"] = time.perf_counter() - t0
         history.append(row)
-        learner_state = learner.state_dict()
-        if epoch + 1 == cfg.epochs:  # the run's last checkpoint: its replay buffer (up to replay_capacity
-            learner_state.pop("replay", None)  # transitions, ~4 kB each) would only serve a longer run
         ckpt.save_atomic({
             "format": ckpt.FORMAT, "version": ckpt.VERSION, "algo": cfg.algo, "config": cfg.to_dict(),
             "net_config": learner.net.config(), "encoder": learner.encoder.describe(), "epoch": epoch + 1,
-            "learner": learner_state,
+            "learner": learner.state_dict(),
             "curriculum": curriculum.state_dict(), "history": history,
             "torch_rng": learner.generator.get_state(),
             **({"bidder": bids.learner.state_dict()} if bids.learner is not None else {}),
