@@ -94,3 +94,18 @@ def test_bad_rating_input_is_rejected() -> None:
         bootstrap_ratings([[0, 1, 2, 3]], [0, 1], 4)
     with pytest.raises(ValueError, match="4k \\+ 1 fields"):
         summarize(["a", "b", "c", "d"], [[0, 1, 2, 3, 0, 1, 2, 3, 1.0, 0, 0, 0, 0, 1, 2, 3]])
+
+
+def test_the_fit_is_choix_ilsr_step_for_step_on_counts() -> None:
+    """The fit runs I-LSR on the distinct rankings with their counts (a bootstrap refit costs the
+    same however many games there are); it is choix's ``ilsr_rankings`` on the games themselves,
+    full orders and a team game's two-player rankings alike."""
+    import choix
+
+    from climbrl.evaluate.rating import _virtual_games
+
+    orders = [tuple(r[:4]) for r in _records(TRUE, deals=24)]
+    pairs = [(0, 1), (2, 0), (3, 1), (1, 2), (4, 5), (5, 3)] * 7
+    for data, n in ((orders, len(TRUE)), (orders[:100] + pairs, len(TRUE)), (pairs, len(TRUE))):
+        theirs = choix.ilsr_rankings(n, list(data) + _virtual_games(n, 1), max_iter=1000, tol=1e-10)
+        assert np.max(np.abs(plackett_luce(data, n) - (theirs - theirs.mean()))) < 1e-12
