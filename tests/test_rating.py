@@ -30,7 +30,7 @@ def _records(theta, deals: int, seed: int = 0) -> list[list]:
 
 def test_shuffling_the_games_leaves_every_rating_unchanged() -> None:
     names = [f"p{i}" for i in range(len(TRUE))]
-    rec = _records(TRUE, deals=3)  # 15 groups x 3 deals x 24 = 1,080 games
+    rec = _records(TRUE, deals=72)  # 15 groups x 72 deals = 1,080 games
     base = summarize(names, rec, resamples=10, rules="paper")
     shuffled = rec[:]
     random.Random(1).shuffle(shuffled)
@@ -46,7 +46,7 @@ def test_shuffling_the_games_leaves_every_rating_unchanged() -> None:
 
 
 def test_plackett_luce_recovers_known_strengths() -> None:
-    rec = _records(TRUE, deals=50)  # 18,000 games, 12,000 per participant
+    rec = _records(TRUE, deals=1200)  # 18,000 games, 12,000 per participant
     orders = [r[:4] for r in rec]
     theta = plackett_luce(orders, len(TRUE))
     assert list(np.argsort(theta)) == list(np.argsort(TRUE))
@@ -60,7 +60,7 @@ def test_plackett_luce_recovers_known_strengths() -> None:
 
 
 def test_bootstrap_intervals_cover_the_true_ratings() -> None:
-    rec = _records(TRUE, deals=4)
+    rec = _records(TRUE, deals=96)  # 1,440 games
     orders, deals = [r[:4] for r in rec], [r[12] for r in rec]
     est = elo(plackett_luce(orders, len(TRUE)))
     low, high = bootstrap_ratings(orders, deals, len(TRUE), resamples=40, seed=0)
