@@ -335,7 +335,7 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
     instead (:func:`climbrl.evaluate.roundrobin.round_robin`: every pair in the duel on the same
     ``tournament.deals`` deals, pairwise WP and ADP matrices, an order-free rating), with the kept
     policies named in ``tournament.snapshots`` (``ALGO@EPOCH``) among the participants."""
-    from climbrl.config import GAME_SETUP
+    from climbrl.config import GAME_SETUP, TOURNAMENT_DEALS
     from climbrl.evaluate.tournament import plot_pairwise, run_tournament
 
     started = time.time()
@@ -363,8 +363,9 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
         out.write_text(json.dumps(res, indent=2) + "\n")
         plot_round_robin(res, str(paths.reports / "tournament_pairwise.png"))
     else:
-        res = run_tournament(learners + list(rule_agents), rules=params.rules, deals=int(t.get("deals", 1)),
-                             seed=int(t.get("seed", 0)), workers=int(t.get("workers", 2)), game=params.game)
+        res = run_tournament(learners + list(rule_agents), rules=params.rules,
+                             deals=int(t.get("deals", TOURNAMENT_DEALS)), seed=int(t.get("seed", 0)),
+                             workers=int(t.get("workers", 2)), game=params.game)
         out.write_text(json.dumps(res, indent=2) + "\n")
         plot_pairwise(res, str(paths.reports / "tournament_pairwise.png"))
     if track:

@@ -27,6 +27,7 @@ SMALL = {
     },
     "evaluate": {"games": 16, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
     "behaviour": {"games": 8, "opponents": ["random"], "reference_agents": ["greedy"], "workers": 1},
+    "tournament": {"deals": 24},  # one block of the 24 seatings: 35 groups of the 7 participants x 24 = 840 games
     "tune": {"algo": "ppo", "trials": 2, "epochs": 2, "games_per_epoch": 8, "eval_every": 1, "eval_games": 16,
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"},
     "report": {"title": "small study"},
@@ -294,8 +295,8 @@ def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
 
     from climbrl.evaluate.tournament import schedule, summarize
 
-    games = schedule(5, deals=1)
-    assert len(games) == 5 * 24  # C(5, 4) groups x 6 cyclic orders x 4 rotations
+    games = schedule(5, deals=24)
+    assert len(games) == 5 * 24  # C(5, 4) groups x 24 deals, each group in one of its 24 seatings per deal
     rel = Counter()
     seat = Counter()
     for seats, _ in games:
@@ -310,7 +311,7 @@ def test_tournament_schedule_is_balanced_and_cycles_are_found() -> None:
     for order in (["A", "B", "C", "D"], ["B", "C", "A", "D"], ["C", "A", "B", "D"]) * 30:
         idx = ["A", "B", "C", "D"]
         o = [idx.index(x) for x in order]
-        rec.append(o + [0, 1, 2, 3] + [1.0, -1 / 3, -1 / 3, -1 / 3] + o + [0])
+        rec.append(o + [0, 1, 2, 3] + [1.0, -1 / 3, -1 / 3, -1 / 3] + o + [len(rec) // 3])  # 30 deals
     res = summarize(["A", "B", "C", "D"], rec, rules="paper")
     assert res["leaderboard"][-1]["participant"] == "D"
     cycles = [c for c in res["counter_chains"] if set(c["cycle"]) == {"A", "B", "C"}]
@@ -324,11 +325,11 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
 
     train(train_config("ppo", epochs=1, games_per_epoch=4, eval_every=0, hidden=16), tmp_path, progress=False)
     res = run_tournament([f"mine=checkpoint:{tmp_path / 'policy.pt'}", "random", "greedy", "heuristic", "aggressive"],
-                         deals=1, workers=2)
+                         deals=24, workers=2)
     assert res["games"] == 120 and {r["participant"] for r in res["leaderboard"]} >= {"mine", "heuristic"}
-    assert all(r["games"] == 96 for r in res["leaderboard"])  # 4 of 5 groups x 24
-    one = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=1)
-    two = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=1, workers=2)
+    assert all(r["games"] == 96 for r in res["leaderboard"])  # 4 of 5 groups x 24 deals
+    one = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=24, workers=1)
+    two = run_tournament(["random", "greedy", "heuristic", "aggressive", "conservative"], deals=24, workers=2)
     assert one == two
 
 

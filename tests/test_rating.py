@@ -30,7 +30,7 @@ def _records(theta, deals: int, seed: int = 0) -> list[list]:
 
 def test_shuffling_the_games_leaves_every_rating_unchanged() -> None:
     names = [f"p{i}" for i in range(len(TRUE))]
-    rec = _records(TRUE, deals=3)  # 15 groups x 3 deals x 24 = 1,080 games
+    rec = _records(TRUE, deals=72)  # 15 groups x 72 deals = 1,080 games
     base = summarize(names, rec, resamples=10, rules="paper")
     shuffled = rec[:]
     random.Random(1).shuffle(shuffled)
@@ -46,7 +46,7 @@ def test_shuffling_the_games_leaves_every_rating_unchanged() -> None:
 
 
 def test_plackett_luce_recovers_known_strengths() -> None:
-    rec = _records(TRUE, deals=50)  # 18,000 games, 12,000 per participant
+    rec = _records(TRUE, deals=1200)  # 18,000 games, 12,000 per participant
     orders = [r[:4] for r in rec]
     theta = plackett_luce(orders, len(TRUE))
     assert list(np.argsort(theta)) == list(np.argsort(TRUE))
@@ -60,7 +60,7 @@ def test_plackett_luce_recovers_known_strengths() -> None:
 
 
 def test_bootstrap_intervals_cover_the_true_ratings() -> None:
-    rec = _records(TRUE, deals=4)
+    rec = _records(TRUE, deals=96)  # 1,440 games
     orders, deals = [r[:4] for r in rec], [r[12] for r in rec]
     est = elo(plackett_luce(orders, len(TRUE)))
     low, high = bootstrap_ratings(orders, deals, len(TRUE), resamples=40, seed=0)
@@ -94,3 +94,18 @@ def test_bad_rating_input_is_rejected() -> None:
         bootstrap_ratings([[0, 1, 2, 3]], [0, 1], 4)
     with pytest.raises(ValueError, match="4k \\+ 1 fields"):
         summarize(["a", "b", "c", "d"], [[0, 1, 2, 3, 0, 1, 2, 3, 1.0, 0, 0, 0, 0, 1, 2, 3]])
+
+
+def test_the_fit_is_choix_ilsr_step_for_step_on_counts() -> None:
+    """The fit runs I-LSR on the distinct rankings with their counts (a bootstrap refit costs the
+    same however many games there are); it is choix's ``ilsr_rankings`` on the games themselves,
+    full orders and a team game's two-player rankings alike."""
+    import choix
+
+    from climbrl.evaluate.rating import _virtual_games
+
+    orders = [tuple(r[:4]) for r in _records(TRUE, deals=24)]
+    pairs = [(0, 1), (2, 0), (3, 1), (1, 2), (4, 5), (5, 3)] * 7
+    for data, n in ((orders, len(TRUE)), (orders[:100] + pairs, len(TRUE)), (pairs, len(TRUE))):
+        theirs = choix.ilsr_rankings(n, list(data) + _virtual_games(n, 1), max_iter=1000, tol=1e-10)
+        assert np.max(np.abs(plackett_luce(data, n) - (theirs - theirs.mean()))) < 1e-12

@@ -261,3 +261,31 @@ def test_a_contrast_without_spread_is_not_significant_on_few_deals() -> None:
     assert contrast_interval([ones, zeros], [1, -1])["estimate"] == 1.0
     assert contrast_interval([zeros, zeros], [1, -1])["p_value"] == 1.0
     assert contrast_interval([np.ones((2, 30)), np.zeros((2, 30))], [1, -1])["p_value"] < 1e-8
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.integers(0, 8)), min_size=2, max_size=30))
+def test_the_clustered_test_is_the_one_the_clustered_interval_inverts(groups) -> None:
+    """Issue 29, section 4: the tournament's pairwise verdicts: p < 0.05 exactly when the 95%
+    clustered interval excludes one half (where the groups vary); without spread, the sign test."""
+    from climbrl.evaluate.stats import clustered_rate_p_value
+
+    trials = [m for m, _ in groups]
+    wins = [min(w, m) for m, w in groups]
+    p = clustered_rate_p_value(wins, trials)
+    rate, lo, hi = clustered_rate_interval(wins, trials)
+    assert 0 < p <= 1
+    if len({w / m for w, m in zip(wins, trials, strict=True)}) > 1 and abs(p - 0.05) > 1e-9:
+        assert (p < 0.05) == (not lo <= 0.5 <= hi)
+    elif rate != 0.5:
+        assert p == min(1.0, 2.0 ** (1 - len(wins)))
+
+
+def test_the_clustered_test_without_spread_is_the_sign_test() -> None:
+    from climbrl.evaluate.stats import clustered_rate_p_value
+
+    assert clustered_rate_p_value([3] * 19, 3) == 2.0 ** -18  # every deal won: 19 deals of 19
+    assert clustered_rate_p_value([1, 1, 1], 2) == 1.0 and clustered_rate_p_value([2], 2) == 1.0
+    assert clustered_rate_p_value([2, 0, 2, 0], 2) == 1.0  # the rate is the null
+    with pytest.raises(ValueError, match="null rate"):
+        clustered_rate_p_value([1, 2], 2, null=1.0)

@@ -120,11 +120,12 @@ def test_match_sizes_and_agents_are_checked_for_the_game() -> None:
 
 
 def test_a_three_seat_tournament_is_balanced_and_rates_teams() -> None:
-    games = schedule(4, deals=1, seats=3)
-    assert len(games) == 4 * 2 * 3  # C(4, 3) groups x 2 cyclic orders x 3 rotations
-    per_seat = {(p, s) for seats, _ in games for s, p in enumerate(seats)}
-    assert len(per_seat) == 12
-    res = run_tournament(["random", "greedy", "a=random", "b=greedy"], rules="rlcard", deals=2, seed=1,
+    games = schedule(4, deals=6, seats=3)
+    assert len(games) == 4 * 6  # C(4, 3) groups x 6 deals, each group in one of its 6 seatings per deal
+    assert len({(tuple(sorted(seats)), seats) for seats, _ in games}) == 4 * 6  # every group in all 6 seatings
+    per_seat = {(p, s, d) for seats, d in games for s, p in enumerate(seats)}
+    assert len(per_seat) == 12 * 6  # on every deal, every participant in every seat (role) once
+    res = run_tournament(["random", "greedy", "a=random", "b=greedy"], rules="rlcard", deals=12, seed=1,
                          resamples=10, game="doudizhu")
     assert res["game"] == "doudizhu" and res["games"] == 48
     board = {r["participant"]: r for r in res["leaderboard"]}
@@ -190,7 +191,7 @@ def test_the_cli_plays_dou_dizhu(tmp_path, capsys) -> None:
           "--games", "30", "--workers", "1", "--json"])
     r = json.loads(capsys.readouterr().out)
     assert r["game"] == "doudizhu" and set(r["by_role"]) == {"landlord", "peasant_down", "peasant_up"}
-    main(["tournament", "--game", "doudizhu", "--participants", "random,greedy,x=random", "--deals", "1",
+    main(["tournament", "--game", "doudizhu", "--participants", "random,greedy,x=random", "--deals", "6",
           "--workers", "1", "--resamples", "5", "--json"])
     assert json.loads(capsys.readouterr().out)["games"] == 6
     main(["train", "--algo", "ppo", "--game", "doudizhu", "--rules", "rlcard", "--epochs", "1",

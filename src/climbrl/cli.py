@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
-from climbrl.config import SEED_LIMIT, ConfigError
+from climbrl.config import SEED_LIMIT, TOURNAMENT_DEALS, ConfigError
 from climbrl.games.big2 import PRESETS, RulesError, get_rules
 from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
 from climbrl.outputs import check_output, run_folder
@@ -614,13 +614,15 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--json", action="store_true")
     tu.set_defaults(func=cmd_tune)
 
-    to = sub.add_parser("tournament", help="round-robin in every seating: ratings, pairwise matrix, cycles")
+    to = sub.add_parser("tournament", help="round-robin on shared deals: ratings, pairwise matrix, cycles")
     to.add_argument("--game", default="big2", choices=games, help="the game (default big2)")
     to.add_argument("--participants", default=None,
                     help="comma-separated agents (label=spec allowed, e.g. ppo=checkpoint:runs/ppo/policy.pt); "
                     "Big 2 default: random,greedy,heuristic,aggressive,conservative")
-    to.add_argument("--deals", type=_positive, default=2,
-                    help="deals per group of players (each played in every seating: Big 2 24 ways, Dou Dizhu 6)")
+    to.add_argument("--deals", type=_positive, default=TOURNAMENT_DEALS,
+                    help=f"deals (default {TOURNAMENT_DEALS}), each played once by every group of players, in one "
+                    "of its seatings, which cycle with the deal (Big 2 24, Dou Dizhu 6: a multiple balances the "
+                    "seats); the intervals are clustered on the deals")
     to.add_argument("--rules", default=None)
     to.add_argument("--seed", type=_seed, default=0)
     to.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)

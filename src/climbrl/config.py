@@ -195,6 +195,11 @@ GAME_SETUP: dict[str, GameSetup] = {
                           ("random", "greedy", "heuristic", "aggressive", "conservative"), "heuristic"),
 }
 
+TOURNAMENT_DEALS = 120
+"""The tournament's deals by default (``climbrl tournament``, the pipeline's stage): five blocks
+of Big 2's 24 seatings (twenty of Dou Dizhu's 6), over 100 clusters for the intervals
+(:mod:`climbrl.evaluate.tournament`)."""
+
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "big2": {},
     "doudizhu": {"eval_opponents": GAME_SETUP["doudizhu"].baselines,

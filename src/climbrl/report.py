@@ -254,8 +254,6 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     md += ["## Figures", ""] + [f"![{p.stem}](figures/{p.name})" for p in figure_paths] + [""]
     tour = reports / "tournament.json"
     if tour.exists():
-        from climbrl.evaluate.tournament import format_leaderboard
-
         t = json.loads(tour.read_text())
         heat = reports / "tournament_pairwise.png"
         if heat.exists():
@@ -274,15 +272,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
                "![tournament_pairwise](tournament_pairwise.png)", ""]
         metrics["tournament"] = {r["participant"]: r["rating"] for r in t["leaderboard"]}
     elif tour.exists():
-        seats = _word(n)
-        results = ("all the finishing orders" if game.free_for_all else
-                   "all the results (the winning side ahead of the others, tied)")
-        md += ["## Tournament", "", f"Balanced round-robin of {seats}-seat games ({t['games']} games: every group of "
-               f"{seats}, every deal in all {math.factorial(n - 1)} cyclic seat orders x {n} rotations). Rating: a "
-               f"Plackett-Luce maximum-likelihood fit on {results} at once (independent of the order of the games), "
-               "on an Elo-like scale (a lead of 200 points = finishing ahead 76% of the time), with 95% bootstrap "
-               "intervals over deals and games; sorted by the rating.", "", "```", format_leaderboard(t), "```", "",
-               "![tournament_pairwise](tournament_pairwise.png)", ""]
+        md += _tournament_lines(t, params.learners(), n, game.free_for_all)
         metrics["tournament"] = {r["participant"]: r["rating"] for r in t["leaderboard"]}
     md += _ablation_lines(reports, figure_paths)
     beh = reports / "behaviour" / "behaviour.json"
@@ -304,6 +294,32 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
 
 
 DUEL_ROLES = ("landlord", "peasants")
+
+
+def _tournament_lines(t: dict[str, Any], learners: Sequence[str], n: int, free_for_all: bool) -> list[str]:
+    """The tournament's section: its schedule and methods, the leaderboard, and one sentence on the
+    learners against the others that says only what the Holm-adjusted rating differences support."""
+    from climbrl.evaluate.tournament import format_leaderboard, group_verdict
+
+    seats, ways = _word(n), math.factorial(n)
+    results = ("all the finishing orders" if free_for_all else
+               "all the results (the winning side ahead of the others, tied)")
+    lines = ["## Tournament", "", f"Balanced round-robin of {seats}-seat games ({t['games']} games: every group of "
+             f"{seats} plays each of the {t['deals']} deals once, in one of its {ways} seatings, the seatings "
+             f"cycling with the deal, so that every {ways} deals seat each group in all {ways} ways, and every "
+             "participant holds every seat's cards of a deal equally often, or as nearly as the groups allow). "
+             f"Rating: a Plackett-Luce maximum-likelihood fit on {results} at once (independent of the order of the "
+             "games), on an Elo-like scale (a lead of 200 points = finishing ahead 76% of the time), with 95% "
+             "bootstrap intervals over "
+             "deals and games; win rates and the pairwise matrix with 95% intervals clustered on the deals; sorted "
+             "by the rating. A participant is *above* another where their rating difference, bootstrapped in "
+             "pairs over the deals, is significant after Holm's correction over all pairs and its interval "
+             "excludes 0; counter-chains are significant only where all three of their pairs are, after Holm's "
+             "correction.", "", "```", format_leaderboard(t), "```", ""]
+    group = [a for a in learners if a in t["participants"]]
+    if group and len(group) < len(t["participants"]):
+        lines += [group_verdict(t, group), ""]
+    return lines + ["![tournament_pairwise](tournament_pairwise.png)", ""]
 
 
 def duel_view(m: dict[str, Any]) -> dict[str, Any]:

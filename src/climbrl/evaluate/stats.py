@@ -61,6 +61,22 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return low, high
 
 
+def _clustered(successes: Sequence[int], trials: int | Sequence[int]) -> tuple[int, int, int, float]:
+    """(successes, games, groups, the rate's cluster-robust variance; 0 for one group) of
+    :func:`clustered_rate_interval`, the input checked."""
+    s = np.asarray(successes, dtype=float)
+    m = np.broadcast_to(np.asarray(trials, dtype=float), s.shape)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError("need the successes of at least one group")
+    if np.any(m < 1) or np.any(s < 0) or np.any(s > m) or np.any(s != np.round(s)) or np.any(m != np.round(m)):
+        raise ValueError("every group needs 0 <= successes <= trials, whole numbers, trials >= 1")
+    total, n, k = int(s.sum()), int(m.sum()), s.size
+    if k < 2:
+        return total, n, k, 0.0
+    mbar = n / k
+    return total, n, k, float(((s - total / n * m) ** 2).sum()) / (k * (k - 1) * mbar * mbar)
+
+
 def clustered_rate_interval(successes: Sequence[int], trials: int | Sequence[int],
                             level: float = 0.95) -> tuple[float, float, float]:
     """(rate, low, high): a win rate over games that come in groups (clusters), the games of a
@@ -84,26 +100,42 @@ def clustered_rate_interval(successes: Sequence[int], trials: int | Sequence[int
     the binomial one (a duel's two games of a deal tend to split, one won as landlord and one
     lost as peasants, or the reverse) and the clustered interval narrower than Wilson's, rightly.
 
-    Always ``0 <= low <= rate <= high <= 1`` and ``low < high``.
+    Always ``0 <= low <= rate <= high <= 1`` and ``low < high``. Its test:
+    :func:`clustered_rate_p_value`.
     """
-    s = np.asarray(successes, dtype=float)
-    m = np.broadcast_to(np.asarray(trials, dtype=float), s.shape)
-    if s.ndim != 1 or s.size == 0:
-        raise ValueError("need the successes of at least one group")
-    if np.any(m < 1) or np.any(s < 0) or np.any(s > m) or np.any(s != np.round(s)) or np.any(m != np.round(m)):
-        raise ValueError("every group needs 0 <= successes <= trials, whole numbers, trials >= 1")
-    total, n = int(s.sum()), int(m.sum())
+    total, n, k, var = _clustered(successes, trials)
     rate = total / n
-    k = s.size
     if k < 2:
         return rate, 0.0, 1.0
-    mbar = n / k
-    var = float(((s - rate * m) ** 2).sum()) / (k * (k - 1) * mbar * mbar)
     half = t_quantile(level, k - 1) * math.sqrt(var)
     low, high = max(0.0, min(rate, rate - half)), min(1.0, max(rate, rate + half))
     if not low < high:  # no spread between the groups (or below the floats' resolution)
         low, high = wilson_interval(total, n, _z(level))
     return rate, low, high
+
+
+def clustered_rate_p_value(successes: Sequence[int], trials: int | Sequence[int], null: float = 0.5) -> float:
+    """Two-sided p-value of "the rate is ``null``" for games in groups: the test that
+    :func:`clustered_rate_interval` inverts (the same cluster-robust variance, Student's t with
+    ``groups - 1`` degrees of freedom), so ``p < 1 - level`` exactly when that interval, where the
+    groups vary, excludes ``null``.
+
+    Without spread between the groups (every group at the same rate, or one group alone) the t
+    statistic is undefined; then the p-value is the sign test's over the groups, as in
+    :func:`contrast_interval`: 1 when the rate is ``null`` or there is one group, else
+    ``2^(1 - groups)`` (every group on the same side of ``null``), never 0.
+    """
+    from scipy import stats
+
+    if not 0 < null < 1:
+        raise ValueError(f"the null rate must lie in (0, 1), got {null}")
+    total, n, k, var = _clustered(successes, trials)
+    diff = total / n - null
+    if k < 2 or diff == 0:
+        return 1.0
+    if not var > 0:
+        return min(1.0, 2.0 ** (1 - k))
+    return float(2 * stats.t.sf(abs(diff) / math.sqrt(var), k - 1))
 
 
 def newcombe_interval(s1: int, n1: int, s2: int, n2: int, z: float = Z95) -> tuple[float, float, float]:
