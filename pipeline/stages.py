@@ -173,12 +173,14 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
                      params_path: str | Path = "params.yaml") -> dict[str, Any]:
     """The trained policy against a copy of each baseline in every other seat on the versioned
     evaluation deals (reports/eval, the reported result) and on the disjoint validation deals
-    (reports/validation, which choose the best learner)."""
+    (reports/validation, which choose the best learner). ``evaluate.games`` counts the games
+    played per opponent: deals x seats, or deals x 2 under DouZero's protocol."""
+    from climbrl.evaluate.baselines_report import games_per_deal
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
 
     started = time.time()
-    n = _players(params)
+    n = games_per_deal(params.game, params.rules)  # games per deal
     paths = study_paths(params)
     params_path = params_file(params_path)
     seeds, valid_seeds = load_seeds(paths.seeds), load_seeds(paths.valid_seeds)

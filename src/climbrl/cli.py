@@ -649,7 +649,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the rule agents' rules preset (default: the game's, Big 2 paper; the public agent plays "
                     "its own, charlesworth)")
     bl.add_argument("--games", type=_positive, default=1000,
-                    help="games per match (a multiple of the number of players: Big 2 4, Dou Dizhu 3)")
+                    help="games per match: a multiple of the games of a deal (Big 2 4, one per seat; Dou Dizhu "
+                         "under a fixed landlord 2, DouZero's duel; under an auction 3)")
     bl.add_argument("--seed", type=_seed, default=0)
     bl.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent (Big 2 only)")

@@ -254,8 +254,19 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     evaluate = EvaluateParams(_int(e, "games", "evaluate", 4),
                               _agent_list({"opponents": opponents}, "opponents", "evaluate", game),
                               _int(e, "workers", "evaluate", 1), _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
-    if evaluate.games % n_players:
-        raise ParamsError(f"evaluate.games: must be a multiple of {n_players}, got {evaluate.games}")
+    from climbrl.evaluate.baselines_report import games_per_deal
+
+    per_deal = games_per_deal(game, rules)
+    how = ("every deal played twice: DouZero's duel, the learner as landlord, then as the peasants"
+           if per_deal != n_players else "every deal from every seat")
+    if evaluate.games % per_deal:
+        raise ParamsError(f"evaluate.games: must be a multiple of {per_deal} ({how}), got {evaluate.games}")
+    if evaluate.games // per_deal > seeds.deals:
+        raise ParamsError(f"evaluate.games: {evaluate.games} games are {evaluate.games // per_deal} deals x "
+                          f"{per_deal} ({how}); seeds.deals holds {seeds.deals}")
+    b_games = _section(raw, "baselines").get("games")
+    if isinstance(b_games, int) and b_games % per_deal:
+        raise ParamsError(f"baselines.games: must be a multiple of {per_deal} ({how}), got {b_games}")
     u = _section(raw, "tune")
     tune = TuneParams(
         algo=_str(u, "algo", "tune"), trials=_int(u, "trials", "tune", 1), epochs=_int(u, "epochs", "tune", 1),

@@ -73,10 +73,18 @@ def duel_rules(game: str, rules: str) -> bool:
     return len(g.roles) > 1 and getattr(getattr(g, "rules", None), "landlord", None) is not None
 
 
+def games_per_deal(game: str, rules: str) -> int:
+    """The games one deal gives in a match of ``game`` under ``rules``: one per seat, or two under
+    DouZero's protocol (:func:`duel_rules`: A as landlord, then B). A match's ``games`` (the
+    study's ``evaluate.games``, ``baselines.games``, a CI gate's ``evaluate.games``) counts games
+    played, so it plays ``games // games_per_deal`` deals."""
+    return 2 if duel_rules(game, rules) else num_players(game)
+
+
 def _duel_table(game: str, rules: str, games: int, seed: int, workers: int) -> dict[str, Any]:
     """A fixed-landlord team game's table: every rule agent (and RLCard's rule agent, when its
-    optional package is installed) in a duel against each baseline and RLCard's, ``games //
-    players`` deals each, every deal once with the agent as landlord and once as the peasants.
+    optional package is installed) in a duel against each baseline and RLCard's, ``games // 2``
+    deals each (``games`` games), every deal once with the agent as landlord and once as the peasants.
     RLCard's rule agent against itself is the reference its own README measures (rule vs rule)."""
     from climbrl.agents.external.rlcard_rule import SPEC, rlcard_missing
     from climbrl.evaluate.duel import team_match
@@ -85,7 +93,10 @@ def _duel_table(game: str, rules: str, games: int, seed: int, workers: int) -> d
     missing = rlcard_missing()
     outside = [] if missing else [SPEC]
     start = time.perf_counter()
-    deals = games // num_players(game)
+    if games < 2 or games % 2:
+        raise ValueError(f"games must be a positive multiple of 2 (every deal played twice: A as landlord, "
+                         f"then B), got {games}")
+    deals = games // 2
     rows = [team_match(agent, opp, game=game, rules=rules, deals=deals, seed=seed, workers=workers,
                        per_deal=False, purpose="baselines") | {"agent": agent, "opponents": [opp]}
             for agent in [*setup.rule_agents, *outside] for opp in [*setup.baselines, *outside]]
