@@ -76,17 +76,21 @@ def learner_file(params: Params, algo: str, path: Path, what: str, stage: str) -
 
 def make_seeds(params: Params, out: Path | None = None, valid_out: Path | None = None) -> Path:
     """The evaluation deal set and the validation deal set, checked disjoint before either is written
-    (at the study's paths unless given)."""
+    (at the study's paths unless given). Each is drawn for its own purpose (``"evaluation"``,
+    ``"validation"``: :data:`climbrl.agents.runner.PURPOSES`), so neither shares a deal with the
+    other or with any other purpose's deals, whatever the seeds."""
     from climbrl.evaluate.match import deal_seeds
 
     paths = study_paths(params)
     out, valid_out = out or paths.seeds, valid_out or paths.valid_seeds
     s = params.seeds
-    evaluation, validation = deal_seeds(s.seed, s.deals), deal_seeds(s.validation_seed, s.validation_deals)
+    evaluation = deal_seeds(s.seed, s.deals, "evaluation")
+    validation = deal_seeds(s.validation_seed, s.validation_deals, "validation")
     check_disjoint(evaluation, validation)
-    for path, seed, deals in ((out, s.seed, evaluation), (valid_out, s.validation_seed, validation)):
+    for path, seed, purpose, deals in ((out, s.seed, "evaluation", evaluation),
+                                       (valid_out, s.validation_seed, "validation", validation)):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"seed": seed, "deals": deals}))
+        path.write_text(json.dumps({"seed": seed, "purpose": purpose, "deals": deals}))
     return out
 
 
@@ -163,7 +167,7 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
         if Path(params_path).exists():
             # the in-training evaluations' deals derive from the params file's eval_seed (as in run_match)
             inputs = [(tr.params_file_input(params_path), "params"),
-                      (tr.deals_input(deal_seeds(cfg.eval_seed, cfg.eval_games // cfg.num_players),
+                      (tr.deals_input(deal_seeds(cfg.eval_seed, cfg.eval_games // cfg.num_players, "train-eval"),
                                       f"eval-deals-seed{cfg.eval_seed}", params_path), "evaluation")]
         with tr.training_run(cfg.to_dict(), out, inputs=inputs, artifacts=[out / POLICY, out / METRICS],
                              resuming=resume and (out / CHECKPOINT).exists()) as run:
@@ -185,12 +189,14 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
                      params_path: str | Path = "params.yaml") -> dict[str, Any]:
     """The trained policy against a copy of each baseline in every other seat on the versioned
     evaluation deals (reports/eval, the reported result) and on the disjoint validation deals
-    (reports/validation, which choose the best learner)."""
+    (reports/validation, which choose the best learner). ``evaluate.games`` counts the games
+    played per opponent: deals x seats, or deals x 2 under DouZero's protocol."""
+    from climbrl.evaluate.baselines_report import games_per_deal
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
 
     started = time.time()
-    n = _players(params)
+    n = games_per_deal(params.game, params.rules)  # games per deal
     paths = study_paths(params)
     params_path = params_file(params_path)
     seeds, valid_seeds = load_seeds(paths.seeds), load_seeds(paths.valid_seeds)
@@ -222,7 +228,7 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
     if params.evaluate.repeats > 1:
         from climbrl.evaluate.deep import deep_duel, deep_evaluate
 
-        # fresh deal sets (seeds 1..repeats of deal_seeds), apart from the versioned one
+        # fresh deal sets (seeds 1..repeats, purpose "deep"), apart from the versioned ones
         if duel:
             repeated = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules,
                                   deals=params.evaluate.games // n, repeats=params.evaluate.repeats, seed=1,

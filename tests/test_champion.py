@@ -307,3 +307,21 @@ def test_the_repositorys_champion_pipeline_declares_every_match(tmp_path) -> Non
     assert len(evaluation) >= max(m.deals for m in params.matches.values())
     assert not set(evaluation) & set(deal_seeds(12, 1000))
     assert params.matches["heuristic"].agent == params.champion and params.matches["heuristic"].deals == 1000
+
+
+def test_the_readme_gives_the_matches_the_deals_of_the_params() -> None:
+    """Issue 29, section 9: the README said greedy and random were played on 250 deals each where
+    the params (and the committed records) play 100."""
+    import re
+
+    params = ch.load_champion_params(REPO / "champion" / "params.yaml")
+    text = " ".join((REPO / "README.md").read_text().split())
+    said = re.search(r"the champion against three heuristic \((\d+) deals, (\d+) games\), greedy and random "
+                     r"players \((\d+) deals each\)", text)
+    assert said, "the README's list of the champion's matches"
+    m = params.matches
+    assert [int(x) for x in said.groups()] == [m["heuristic"].deals, 4 * m["heuristic"].deals, m["greedy"].deals]
+    assert m["random"].deals == m["greedy"].deals
+    for name in ("heuristic", "greedy", "random"):
+        record = json.loads((REPO / "reports" / "champion" / "matches" / f"{name}.json").read_text())
+        assert record["deals"] == m[name].deals

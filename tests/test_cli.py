@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from climbrl.cli import main
+from climbrl.evaluate.match import run_match
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -97,11 +98,8 @@ def test_deep_evaluation_repeats_on_new_deal_sets(capsys) -> None:
     assert rc == 0
     r = json.loads(out)
     assert r["repeats"] == 3 and r["pooled_games"] == 120 and len(r["win_rates"]) == 3
-    rates = []
-    for seed in range(3):  # repeat r is the plain match with seed + r
-        _, one, _ = run(capsys, "evaluate", "--agent", "greedy", "--opponents", "random", "--games", "40",
-                        "--seed", str(seed), "--workers", "1", "--json")
-        rates.append(json.loads(one)["win_rate"])
+    # repeat r is the match with seed + r on the deep evaluations' own deals (purpose "deep")
+    rates = [run_match("greedy", ["random"], games=40, seed=seed, purpose="deep")["win_rate"] for seed in range(3)]
     assert rates == r["win_rates"]
     assert r["win_rate_std"] == pytest.approx(statistics.stdev(rates))
     rc, _, err = run(capsys, "evaluate", "--agent", "greedy", "--opponents", "random", "--repeats", "0")

@@ -149,7 +149,7 @@ def test_clear_errors() -> None:
 
 def test_deep_duel_repeats_are_independent_duels_and_pool_them() -> None:
     res = deep_duel("greedy", "random", deals=6, repeats=3, seed=5)
-    singles = [team_match("greedy", "random", deals=6, seed=5 + r) for r in range(3)]
+    singles = [team_match("greedy", "random", deals=6, seed=5 + r, purpose="deep") for r in range(3)]
     wp = [s["A"]["landlord"]["win_rate"] for s in singles]
     spread = res["spread"]["A"]["landlord"]
     assert spread["win_rates"] == wp and spread["win_rate_mean"] == pytest.approx(np.mean(wp))

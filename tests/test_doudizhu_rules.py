@@ -75,6 +75,18 @@ def test_the_split_finds_the_fewest_plays() -> None:
     assert _split("33344456888999T9") == (2, ["trio_solo_chain:33344459", "trio_solo_chain:6888999T"])
 
 
+def test_each_split_keeps_the_better_of_the_two_wing_orders() -> None:
+    """The other planes' singles first is not a pure gain (issue 29, section 9): in this dealt hand
+    it gave 333444 the Q that JJJQQQ cannot take and left the 7 unattached, weakness 16 for the
+    same 4 plays; lowest first leaves the Q (weakness 6), and the split keeps that order here."""
+    hand = parse_counts("33344457TTJJJQQQQKK2")
+    assert hand_plays(hand) == (4, 6)
+    assert _split("33344457TTJJJQQQQKK2") == (4, ["solo:2", "solo:Q", "trio_pair_chain:TTJJJQQQKK",
+                                                   "trio_solo_chain:33344457"])
+    # ... while the hand that needs the preference keeps it (lowest first: 3 plays)
+    assert hand_plays(parse_counts("33344456888999T9")) == (2, 0)
+
+
 @st.composite
 def _hands(draw) -> np.ndarray:
     """Hands of up to 20 cards, rich in trios and fours (so in planes beside a four)."""

@@ -215,7 +215,7 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
     assert train_inputs["params.yaml"] == params_input
     context, digest, source, profile = train_inputs["eval-deals-seed12345"]
     assert (context, source, json.loads(profile)["features_size"]) == ("evaluation", str(params_file), 2)
-    assert digest == track.deals_input(deal_seeds(12345, 2), "x", params_file).digest
+    assert digest == track.deals_input(deal_seeds(12345, 2, "train-eval"), "x", params_file).digest
     eval_inputs = inputs(runs["evaluate"])
     assert eval_inputs["params.yaml"] == params_input
     assert eval_inputs["eval_seeds.json"][0] == "evaluation"

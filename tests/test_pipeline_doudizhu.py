@@ -31,7 +31,7 @@ DDZ = {
                    "minibatch_decisions": 64, "keep_policy_every": 1},
         "ppo": {},
     },
-    "evaluate": {"games": 6, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
+    "evaluate": {"games": 4, "opponents": ["random", "greedy"], "workers": 1, "repeats": 2},
     "tournament": {"deals": 1, "seed": 0, "workers": 1, "rule_agents": ["random", "greedy"], "snapshots": ["ppo@1"],
                    "resamples": 10},
     "tune": {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 6,
@@ -55,13 +55,24 @@ def test_dou_dizhu_params_take_the_game_s_defaults_and_sizes() -> None:
     for path, value, message in [
         (("tune", "opponent"), "charlesworth", "tune.opponent: agent 'charlesworth' plays big2 only"),
         (("tune", "eval_games"), 4, "tune.eval_games: must be a multiple of 3"),
-        (("evaluate", "games"), 8, "evaluate.games: must be a multiple of 3"),
+        # the duel plays every deal twice: evaluate.games counts those games (issue 29: 1500 played 1000)
+        (("evaluate", "games"), 9, r"evaluate.games: must be a multiple of 2 \(every deal played twice"),
+        (("evaluate", "games"), 26, "evaluate.games: 26 games are 13 deals x 2 .*; seeds.deals holds 12"),
+        (("baselines", "games"), 9, "baselines.games: must be a multiple of 2"),
         (("behaviour", "games"), 8, "behaviour.games: must be a multiple of 3"),
         (("tournament", "rule_agents"), ["random", "charlesworth"], "tournament.rule_agents: agent 'charlesworth'"),
         (("rules",), "paper", "rules: unknown doudizhu rules preset 'paper'"),
     ]:
         with pytest.raises(ParamsError, match=message):
             parse_params(with_value(DDZ, path, value))
+
+
+def test_the_study_s_evaluate_games_are_the_games_it_plays() -> None:
+    """Issue 29, section 9: ``evaluate.games: 1500`` played 1000 games (500 decks x 3 seats, but the
+    duel plays a deck twice). The games count the games played, two per deck under the duel."""
+    p = load_params(f"{Path(__file__).resolve().parents[1] / 'params.yaml'}#doudizhu")
+    assert p.evaluate.games == 2 * p.seeds.deals == 1000
+    assert p.raw["baselines"]["games"] == 600  # 300 decks, each twice
 
 
 @pytest.fixture()
@@ -94,7 +105,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert ev["game"] == "doudizhu" and ev["protocol"] == "duel"
     assert [m["opponents"] for m in ev["matches"]] == [["random"], ["greedy"]]
     for m, opp in zip(ev["matches"], ("random", "greedy"), strict=True):
-        _check_duel(m, 2, opp)  # evaluate.games 6 = 2 versioned deals x 3 seats
+        _check_duel(m, 2, opp)  # evaluate.games 4 = 2 versioned deals x 2 games
     assert [d["game"] for d in ev["deep"]] == ["doudizhu"] * 2 and ev["deep"][0]["repeats"] == 2
     assert ev["deep"][0]["pooled"]["deals"] == 4 and set(ev["deep"][0]["spread"]["A"]) == DUEL_ROLES
     valid = json.loads(Path("reports/validation/ppo.json").read_text())
@@ -117,7 +128,7 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert sorted(f.name for f in Path("reports/behaviour").glob("*.png")) == [
         "behaviour_bids.png", "behaviour_bombs_cooperation.png", "behaviour_checkpoints.png"]
 
-    assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "3", "--workers", "1",
+    assert main(["baselines", "--game", "doudizhu", "--rules", "rlcard", "--games", "2", "--workers", "1",
                  "--out", "reports"]) == 0
     base = json.loads(Path("reports/baselines.json").read_text())
     assert base["game"] == "doudizhu" and base["protocol"] == "duel" and "public_agent_note" not in base
@@ -142,8 +153,8 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     assert deep["learner"] == "ppo" and deep["chosen_on"] == "validation" and deep["repeats"] == 2
     assert deep["matches"][0]["opponents"] == ["random"] and deep["matches"][0]["pooled"]["deals"] == 2
     assert json.loads(Path("reports/deep.json").read_text()) == deep
-    with pytest.raises(ParamsError, match="deep.seed: the deep evaluation's deal seeds 1..2 include"):
-        parse_params(with_value(DDZ, ("deep", "seed"), 1))
+    # deep seeds 1..2 include the versioned set's seed 1, and still draw their own deals (purpose "deep")
+    assert parse_params(with_value(DDZ, ("deep", "seed"), 1)).deep.seed == 1
 
     stages.report(p)  # tracked: registers the best Dou Dizhu policy
     metrics = json.loads(Path("reports/metrics.json").read_text())

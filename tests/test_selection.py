@@ -40,12 +40,18 @@ def test_the_validation_deals_are_versioned_and_disjoint_from_the_evaluation_dea
         stages.check_disjoint(evaluation, [validation[0], evaluation[3]])
 
 
-def test_the_validation_seed_must_differ_from_the_evaluation_seed() -> None:
-    with pytest.raises(ParamsError, match="seeds.validation_seed: must differ"):
-        parse_params({**PARAMS, "seeds": {"deals": 40, "seed": 5, "validation_deals": 30, "validation_seed": 5}})
-    with pytest.raises(ParamsError, match="deep-evaluation deal set"):
-        parse_params({**PARAMS, "evaluate": {**PARAMS["evaluate"], "repeats": 20},
-                      "seeds": {"deals": 40, "seed": 1, "validation_deals": 30, "validation_seed": 3}})
+def test_equal_seeds_still_give_disjoint_versioned_deal_sets(tmp_path) -> None:
+    """Each set is drawn for its own purpose (issue 29, section 9): the evaluation and validation
+    seeds, and a deep evaluation's seeds 1..repeats, may coincide without sharing a deal."""
+    from climbrl.agents.runner import deal_seeds
+
+    p = parse_params({**PARAMS, "evaluate": {**PARAMS["evaluate"], "repeats": 20},
+                      "seeds": {"deals": 40, "seed": 5, "validation_deals": 30, "validation_seed": 5}})
+    stages.make_seeds(p, tmp_path / "eval.json", tmp_path / "valid.json")
+    evaluation, validation = stages.load_seeds(tmp_path / "eval.json"), stages.load_seeds(tmp_path / "valid.json")
+    assert len(set(evaluation) | set(validation)) == 70
+    assert json.loads((tmp_path / "valid.json").read_text())["purpose"] == "validation"
+    assert not set(evaluation + validation) & set(deal_seeds(5, 40, "deep"))
     with pytest.raises(ParamsError, match="seeds.validation_deals"):
         parse_params({**PARAMS, "seeds": {"deals": 40, "seed": 1, "validation_deals": 0}})
 

@@ -271,8 +271,8 @@ def cmd_seeds(args: argparse.Namespace) -> None:
 
     if args.deals <= 0:
         raise CliError(f"--deals must be positive, got {args.deals}")
-    res = {"seed": args.seed, "deals": deal_seeds(args.seed, args.deals)}
-    _write_json(res, args.out, args.json, f"{args.deals} deal seeds from seed {args.seed}")
+    res = {"seed": args.seed, "purpose": args.purpose, "deals": deal_seeds(args.seed, args.deals, args.purpose)}
+    _write_json(res, args.out, args.json, f"{args.deals} deal seeds from seed {args.seed} ({args.purpose})")
 
 
 def cmd_convert(args: argparse.Namespace) -> None:
@@ -457,6 +457,8 @@ def cmd_simulate(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from climbrl.agents.runner import PURPOSES
+
     p = argparse.ArgumentParser(prog="climbrl", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     presets = ", ".join(PRESETS)
@@ -543,6 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     sd = sub.add_parser("seeds", help="write a versioned file of evaluation deal seeds")
     sd.add_argument("--deals", type=_positive, default=1000)
     sd.add_argument("--seed", type=_seed, default=0)
+    sd.add_argument("--purpose", choices=list(PURPOSES), default="evaluation",
+                    help="whose deals: each purpose draws its own from a seed (default evaluation: "
+                         "--seed 20260 --deals 1000 is data/eval_seeds.json)")
     sd.add_argument("--json", action="store_true")
     sd.add_argument("--out", help="write the JSON here")
     sd.set_defaults(func=cmd_seeds)
@@ -648,7 +653,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the rule agents' rules preset (default: the game's, Big 2 paper; the public agent plays "
                     "its own, charlesworth)")
     bl.add_argument("--games", type=_positive, default=1000,
-                    help="games per match (a multiple of the number of players: Big 2 4, Dou Dizhu 3)")
+                    help="games per match: a multiple of the games of a deal (Big 2 4, one per seat; Dou Dizhu "
+                         "under a fixed landlord 2, DouZero's duel; under an auction 3)")
     bl.add_argument("--seed", type=_seed, default=0)
     bl.add_argument("--workers", type=_positive, default=os.cpu_count() or 1)
     bl.add_argument("--no-public-agent", action="store_true", help="skip the charlesworth agent (Big 2 only)")

@@ -53,7 +53,9 @@ def _str(section: dict, key: str, where: str) -> str:
 class SeedsParams:
     """The versioned deal sets: ``deals`` evaluation deals from ``seed`` (the reported test
     numbers) and ``validation_deals`` from ``validation_seed`` (the deals that choose the best
-    learner); the two sets are checked to be disjoint when written."""
+    learner); the two sets are checked to be disjoint when written. Each purpose draws its own
+    deals from a seed (:data:`climbrl.agents.runner.PURPOSES`), so the two seeds, or a deep
+    evaluation's, may even be equal: no seed of another purpose gives these deals."""
 
     deals: int
     seed: int
@@ -217,9 +219,6 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     s = {"validation_deals": 250, "validation_seed": 20261, **s}
     seeds = SeedsParams(_int(s, "deals", "seeds", 1), _int(s, "seed", "seeds"),
                         _int(s, "validation_deals", "seeds", 1), _int(s, "validation_seed", "seeds"))
-    if seeds.validation_seed == seeds.seed:
-        raise ParamsError(f"seeds.validation_seed: must differ from seeds.seed ({seeds.seed}): the validation "
-                          "deals must be disjoint from the evaluation deals")
     t = _section(raw, "train")
     common = t.get("common", {})
     if not isinstance(common, dict):
@@ -255,11 +254,19 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
     evaluate = EvaluateParams(_int(e, "games", "evaluate", 4),
                               _agent_list({"opponents": opponents}, "opponents", "evaluate", game),
                               _int(e, "workers", "evaluate", 1), _int({"repeats": 1, **e}, "repeats", "evaluate", 1))
-    if evaluate.games % n_players:
-        raise ParamsError(f"evaluate.games: must be a multiple of {n_players}, got {evaluate.games}")
-    if evaluate.repeats > 1 and 1 <= seeds.validation_seed <= evaluate.repeats:
-        raise ParamsError(f"seeds.validation_seed: {seeds.validation_seed} is the seed of a deep-evaluation deal "
-                          f"set (1..evaluate.repeats = {evaluate.repeats}); pick another")
+    from climbrl.evaluate.baselines_report import games_per_deal
+
+    per_deal = games_per_deal(game, rules)
+    how = ("every deal played twice: DouZero's duel, the learner as landlord, then as the peasants"
+           if per_deal != n_players else "every deal from every seat")
+    if evaluate.games % per_deal:
+        raise ParamsError(f"evaluate.games: must be a multiple of {per_deal} ({how}), got {evaluate.games}")
+    if evaluate.games // per_deal > seeds.deals:
+        raise ParamsError(f"evaluate.games: {evaluate.games} games are {evaluate.games // per_deal} deals x "
+                          f"{per_deal} ({how}); seeds.deals holds {seeds.deals}")
+    b_games = _section(raw, "baselines").get("games")
+    if isinstance(b_games, int) and b_games % per_deal:
+        raise ParamsError(f"baselines.games: must be a multiple of {per_deal} ({how}), got {b_games}")
     u = _section(raw, "tune")
     tune = TuneParams(
         algo=_str(u, "algo", "tune"), trials=_int(u, "trials", "tune", 1), epochs=_int(u, "epochs", "tune", 1),
@@ -284,11 +291,6 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
         deep = DeepParams(_int(d, "repeats", "deep", 2), _int(d, "deals", "deep", 1),
                           _agent_list(d, "opponents", "deep", game), _int(d, "seed", "deep"),
                           _int(d, "workers", "deep", 1))
-        if seeds.seed in range(deep.seed, deep.seed + deep.repeats) or \
-                seeds.validation_seed in range(deep.seed, deep.seed + deep.repeats):
-            raise ParamsError(f"deep.seed: the deep evaluation's deal seeds {deep.seed}.."
-                              f"{deep.seed + deep.repeats - 1} include a versioned deal set's seed "
-                              "(seeds.seed / seeds.validation_seed)")
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
                   _behaviour(_section(raw, "behaviour"), game), raw, game, study, deep=deep)
 

@@ -212,15 +212,18 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
     if optuna_info:
         metrics["tune"] = {k: v for k, v in optuna_info.items() if k != "importances"}
 
+    from climbrl.evaluate.baselines_report import games_per_deal
+
     n, g = game.players, params.evaluate.games
+    per = games_per_deal(params.game, params.rules)  # games per deal
     duel = any(e.get("protocol") == "duel" for e in evals.values())
     scale = (f"normalized = win rate / {game.chance:g} (random play = 1.0)" if game.chance is not None else
              f"a team game: every deal is played from every seat, and the table by role gives each role's win "
              f"rate and mean score ({', '.join(game.roles)})")
-    protocol = (f"{g} games ({g // n} versioned deals x {n} seats); win rates with 95% Wilson intervals; {scale}"
+    protocol = (f"{g} games ({g // per} versioned deals x {n} seats); win rates with 95% Wilson intervals; {scale}"
                 if not duel else
-                f"DouZero's protocol: each of {g // n} versioned deals played twice, the learner as landlord against "
-                f"two copies of the baseline, then as both peasants against it ({2 * (g // n)} games); WP (win "
+                f"DouZero's protocol: each of {g // per} versioned deals played twice, the learner as landlord against "
+                f"two copies of the baseline, then as both peasants against it ({g} games); WP (win "
                 "rate) with its 95% interval (Wilson by role; over both roles, Student t on the per-deal values) and "
                 "ADP, DouZero's average difference in points (+/-2 x 2^bombs per game), with its 95% interval")
     md = [f"# {params.raw.get('report', {}).get('title', 'climbrl report')}", "",

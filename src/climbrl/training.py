@@ -19,11 +19,12 @@ from climbrl.learn.train import train as _train_loop
 
 def evaluate_policy(cfg: TrainConfig, policy_path: Path) -> dict[str, float]:
     """Win rate (with its 95% interval), games and mean reward of the policy at ``policy_path``
-    against each of ``cfg.eval_opponents`` (one opponent spec fills every other seat)."""
+    against each of ``cfg.eval_opponents`` (one opponent spec fills every other seat), on the deals
+    of ``cfg.eval_seed`` for the purpose ``"train-eval"``."""
     out: dict[str, float] = {}
     for opp in cfg.eval_opponents:
         r = run_match(f"checkpoint:{policy_path}", [opp], rules=cfg.rules, games=cfg.eval_games,
-                      seed=cfg.eval_seed, workers=cfg.eval_workers, game=cfg.game)
+                      seed=cfg.eval_seed, workers=cfg.eval_workers, game=cfg.game, purpose="train-eval")
         out[f"win_rate/{opp}"] = r["win_rate"]
         out[f"win_rate_low/{opp}"] = r["win_rate_low"]
         out[f"win_rate_high/{opp}"] = r["win_rate_high"]

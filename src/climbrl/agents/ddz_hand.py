@@ -24,7 +24,11 @@ The search (:func:`split_hand`)
        presets). So a plane's solo wings are first the singles of another plane's ranks, which
        that plane cannot take, then the lowest singles: ``33344456 888999 9 T`` is the two winged
        planes ``33344459`` and ``8889996T``, where lowest-first would leave ``888999`` one wing
-       short (bare, two more plays). Trios (lowest
+       short (bare, two more plays). That preference is no pure gain: where the other plane does
+       not need the single it can leave a lower one unattached (``33344457TTJJJQQQQKK2``: the Q
+       to ``333444`` leaves the 7, weakness 16; lowest first leaves the Q, 6). So every split
+       is taken both ways, with the preference and plainly lowest first, and keeps the better
+       (fewer plays, then the lower weakness; the preference on a tie). Trios (lowest
        first) then take the lowest single left, or else the lowest pair. A wing is never a 2 or
        a joker: those are the hand's control cards, kept to win tricks (the agents still play
        out a hand whose last move uses one). Every wing removes a play.
@@ -126,12 +130,15 @@ def _in_a_plane(opts, stack, depth, q):
 
 
 @njit(cache=_CACHE)
-def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
-    """(plays, weakness, groups) of the split: the chains ``stack[:depth]`` (already taken out
-    of ``c``), then the rest as in the module docstring. Groups are written when ``rec``."""
+def _leaf(c, opts, stack, depth, rec, gtype, gcounts, others_first):
+    """(plays, weakness, groups, preferred) of the split: the chains ``stack[:depth]`` (already
+    taken out of ``c``), then the rest as in the module docstring, a plane's solo wings first from
+    another plane's ranks when ``others_first`` (else lowest first); ``preferred``: whether that
+    preference took a wing. Groups are written when ``rec``."""
     r = c.copy()
     plays = 0
     ng = 0
+    preferred = False
     single = np.zeros(15, dtype=np.bool_)  # unattached singles / pairs still free
     pair = np.zeros(15, dtype=np.bool_)
     # chains (planes get their wings below)
@@ -190,12 +197,13 @@ def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
                 for q in range(lo, hi):
                     gcounts[k, q] = 3
             left = length if kind else 0
-            if kind == 1:  # first the singles of another plane's ranks: no wings of that plane
+            if kind == 1 and others_first:  # first the singles of another plane's ranks: no wings of that plane
                 for q in range(TWO):
                     if left == 0:
                         break
                     if single[q] and not lo <= q < hi and _in_a_plane(opts, stack, depth, q):
                         single[q] = False
+                        preferred = True
                         left -= 1
                         if rec:
                             gcounts[k, q] = 1
@@ -261,7 +269,21 @@ def _leaf(c, opts, stack, depth, rec, gtype, gcounts):
                 k = ng
                 ng = _add_group(gtype, gcounts, ng, TYPE_SOLO)
                 gcounts[k, q] = 1
-    return plays, weak, ng
+    return plays, weak, ng, preferred
+
+
+@njit(cache=_CACHE)
+def _best_leaf(c, opts, stack, depth, gtype, gcounts):
+    """(plays, weakness, others_first) of the better of the two wing orders at this split (fewer
+    plays, then the lower weakness; the other planes' singles first on a tie): the preference is
+    not a pure gain (``33344457TTJJJQQQQKK2``: lowest first leaves weakness 6, the other plane's
+    single first 16)."""
+    p, w, _, preferred = _leaf(c, opts, stack, depth, False, gtype, gcounts, True)
+    if preferred:
+        p0, w0, _, _ = _leaf(c, opts, stack, depth, False, gtype, gcounts, False)
+        if p0 < p or (p0 == p and w0 < w):
+            return p0, w0, False
+    return p, w, True
 
 
 @njit(cache=_CACHE)
@@ -273,7 +295,7 @@ def _split(hand, rec, gtype, gcounts):
     stack = np.zeros(32, dtype=np.int64)
     best_stack = np.zeros(32, dtype=np.int64)
     best_depth = 0
-    best_plays, best_weak, _ = _leaf(c, opts, stack, 0, False, gtype, gcounts)
+    best_plays, best_weak, best_order = _best_leaf(c, opts, stack, 0, gtype, gcounts)
     depth = 0
     i = 0
     nodes = 1
@@ -289,9 +311,9 @@ def _split(hand, rec, gtype, gcounts):
             stack[depth] = j
             depth += 1
             nodes += 1
-            p, w, _ = _leaf(c, opts, stack, depth, False, gtype, gcounts)
+            p, w, order = _best_leaf(c, opts, stack, depth, gtype, gcounts)
             if p < best_plays or (p == best_plays and w < best_weak):
-                best_plays, best_weak, best_depth = p, w, depth
+                best_plays, best_weak, best_depth, best_order = p, w, depth, order
                 best_stack[:depth] = stack[:depth]
             i = j  # the same chain may be taken again
         else:
@@ -306,7 +328,7 @@ def _split(hand, rec, gtype, gcounts):
         c = hand.astype(np.int64)
         for d in range(best_depth):
             _take(c, opts, best_stack[d], 1)
-        _, _, ng = _leaf(c, opts, best_stack, best_depth, True, gtype, gcounts)
+        _, _, ng, _ = _leaf(c, opts, best_stack, best_depth, True, gtype, gcounts, best_order)
     return best_plays, best_weak, ng, nodes
 
 

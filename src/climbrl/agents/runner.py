@@ -20,12 +20,40 @@ import numpy as np
 
 from climbrl.agents.base import Agent, Decision
 
+PURPOSES: dict[str, int] = {
+    "evaluation": 1,   # the versioned evaluation deal set (seeds.seed: data/eval_seeds.json)
+    "validation": 2,   # the versioned validation deal set (seeds.validation_seed: data/valid_seeds.json)
+    "train": 3,        # the self-play games of one training epoch (learn/train.py)
+    "train-eval": 4,   # the in-training evaluations (train.*.eval_seed: training.py)
+    "baselines": 5,    # the baseline table (baselines.seed: evaluate/baselines_report.py)
+    "tournament": 6,   # Big 2's four-seat tournament (tournament.seed: for evaluate/tournament.py, which still
+                       # draws from the unnamed stream, disjoint from every purpose here too)
+    "roundrobin": 7,   # Dou Dizhu's round robin of duels (tournament.seed: evaluate/roundrobin.py)
+    "deep": 8,         # the deep evaluations' fresh deal sets (seed + repeat: evaluate/deep.py)
+    "teacher": 9,      # the imitation teacher's games (the champion base: learn/imitation.py)
+    "regression": 10,  # CI's regression gates (pipeline/regression.py)
+}
+"""Every purpose that draws deals from a seed, and its SeedSequence spawn key. The ids are part
+of the deals: never renumber one (a new purpose takes a new id)."""
 
-def deal_seeds(seed: int, n: int) -> list[int]:
-    """``n`` deal seeds derived from ``seed`` (numpy SeedSequence; stable across versions)."""
+
+def deal_seeds(seed: int, n: int, purpose: str | None = None) -> list[int]:
+    """``n`` deal seeds derived from ``seed`` for ``purpose`` (numpy SeedSequence; stable across
+    versions). Each purpose of :data:`PURPOSES` draws from ``SeedSequence(seed,
+    spawn_key=(id,))``, its own stream: two purposes never share deals, even under the same seed
+    (seed 0 of the baseline table, the tournament and the teacher's games). ``None`` is the
+    unnamed stream, ``SeedSequence(seed)``, disjoint from every purpose's: ad hoc matches
+    (``climbrl evaluate`` and ``duel`` with ``--seed``, the benchmarks, the tuning deals), which
+    keep the deals they always had. The first ``k`` of ``n`` seeds are ``deal_seeds(seed, k)``."""
     if n < 0:
         raise ValueError(f"number of deals must be >= 0, got {n}")
-    return [int(x) for x in np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64) >> np.uint64(1)]
+    if purpose is None:
+        ss = np.random.SeedSequence(seed)
+    elif purpose in PURPOSES:
+        ss = np.random.SeedSequence(seed, spawn_key=(PURPOSES[purpose],))
+    else:
+        raise ValueError(f"unknown deal purpose {purpose!r} (purposes: {', '.join(PURPOSES)})")
+    return [int(x) for x in ss.generate_state(n, dtype=np.uint64) >> np.uint64(1)]
 
 
 def load_deal_seeds(path: str | Path) -> list[int]:
@@ -90,4 +118,4 @@ def play_games(
     return states
 
 
-__all__ = ["deal_seeds", "load_deal_seeds", "seat_seed", "play_games"]
+__all__ = ["PURPOSES", "deal_seeds", "load_deal_seeds", "seat_seed", "play_games"]

@@ -35,7 +35,8 @@ def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2, public_
                      game: str = "big2", rules: str = "") -> dict[str, Any]:
     """Every rule agent of ``game`` against each of its baselines, ``games`` games per match under
     ``rules`` (default: the game's default preset); the public agent (Big 2 only) unless
-    ``public_agent`` is false."""
+    ``public_agent`` is false. The deals are the table's own: ``deal_seeds(seed, n, "baselines")``
+    (:func:`climbrl.agents.runner.deal_seeds`), shared with no other purpose."""
     if game not in GAME_SETUP:
         raise ValueError(f"unknown game {game!r} (games: {', '.join(GAME_SETUP)})")
     setup = GAME_SETUP[game]
@@ -48,11 +49,12 @@ def baselines_report(games: int = 1000, seed: int = 0, workers: int = 2, public_
         return _duel_table(game, rules, games, seed, workers)
     for agent in setup.rule_agents:
         for opp in setup.baselines:
-            rows.append(run_match(agent, [opp], rules=rules, games=games, seed=seed, workers=workers, game=game))
+            rows.append(run_match(agent, [opp], rules=rules, games=games, seed=seed, workers=workers, game=game,
+                                  purpose="baselines"))
     if public_agent and not missing:
         for opp in setup.baselines:
             rows.append(run_match("charlesworth:sample", [opp], rules="charlesworth", games=games,
-                                  seed=seed, workers=workers))
+                                  seed=seed, workers=workers, purpose="baselines"))
     report: dict[str, Any] = {"games_per_match": games, "seed": seed, "seconds": time.perf_counter() - start,
                               "matches": rows}
     if game != "big2":
@@ -71,10 +73,18 @@ def duel_rules(game: str, rules: str) -> bool:
     return len(g.roles) > 1 and getattr(getattr(g, "rules", None), "landlord", None) is not None
 
 
+def games_per_deal(game: str, rules: str) -> int:
+    """The games one deal gives in a match of ``game`` under ``rules``: one per seat, or two under
+    DouZero's protocol (:func:`duel_rules`: A as landlord, then B). A match's ``games`` (the
+    study's ``evaluate.games``, ``baselines.games``, a CI gate's ``evaluate.games``) counts games
+    played, so it plays ``games // games_per_deal`` deals."""
+    return 2 if duel_rules(game, rules) else num_players(game)
+
+
 def _duel_table(game: str, rules: str, games: int, seed: int, workers: int) -> dict[str, Any]:
     """A fixed-landlord team game's table: every rule agent (and RLCard's rule agent, when its
-    optional package is installed) in a duel against each baseline and RLCard's, ``games //
-    players`` deals each, every deal once with the agent as landlord and once as the peasants.
+    optional package is installed) in a duel against each baseline and RLCard's, ``games // 2``
+    deals each (``games`` games), every deal once with the agent as landlord and once as the peasants.
     RLCard's rule agent against itself is the reference its own README measures (rule vs rule)."""
     from climbrl.agents.external.rlcard_rule import SPEC, rlcard_missing
     from climbrl.evaluate.duel import team_match
@@ -83,9 +93,12 @@ def _duel_table(game: str, rules: str, games: int, seed: int, workers: int) -> d
     missing = rlcard_missing()
     outside = [] if missing else [SPEC]
     start = time.perf_counter()
-    deals = games // num_players(game)
+    if games < 2 or games % 2:
+        raise ValueError(f"games must be a positive multiple of 2 (every deal played twice: A as landlord, "
+                         f"then B), got {games}")
+    deals = games // 2
     rows = [team_match(agent, opp, game=game, rules=rules, deals=deals, seed=seed, workers=workers,
-                       per_deal=False) | {"agent": agent, "opponents": [opp]}
+                       per_deal=False, purpose="baselines") | {"agent": agent, "opponents": [opp]}
             for agent in [*setup.rule_agents, *outside] for opp in [*setup.baselines, *outside]]
     report: dict[str, Any] = {"game": game, "protocol": "duel", "rules": rules, "deals_per_match": deals,
                               "games_per_match": 2 * deals, "seed": seed, "seconds": time.perf_counter() - start,

@@ -2,8 +2,9 @@
 
 One match of ``games`` games has a binomial interval; repeating it with ``repeats`` different
 deal seeds shows the spread a reader would see between evaluation runs, and pools all games into
-one tighter interval. Repeat ``r`` uses deal seed ``seed + r`` (deals from :func:`deal_seeds`),
-so every repeat is reproducible on its own.
+one tighter interval. Repeat ``r`` uses deal seed ``seed + r`` (deals from :func:`deal_seeds`,
+purpose ``"deep"``: never the deals of another purpose, the versioned sets included, whatever the
+seeds), so every repeat is reproducible on its own.
 
 Over the repeats, a mean carries its 95% interval with Student's t on ``repeats - 1`` degrees
 of freedom (``*_mean_low``, ``*_mean_high``): the repeats are the independent units, and with a
@@ -13,7 +14,7 @@ handful of them t's quantile is far above the normal 1.96 (2.78 for 5 repeats). 
 the same value.
 
 :func:`deep_duel` does the same for Dou Dizhu's landlord-versus-peasants protocol
-(:mod:`climbrl.evaluate.duel`): repeat ``r`` is ``team_match(seed=seed + r)``, and WP and ADP are
+(:mod:`climbrl.evaluate.duel`): repeat ``r`` is ``team_match(seed=seed + r, purpose="deep")``, and WP and ADP are
 given per side and role as mean +- standard deviation over the repeats, and pooled over every
 deal with their intervals.
 """
@@ -47,7 +48,8 @@ def deep_evaluate(agent: str, opponents: Sequence[str], rules: str = "", games: 
     and the pooled win rate with its 95% Wilson interval."""
     if repeats < 2:
         raise ValueError(f"repeats must be >= 2 to give a spread, got {repeats}")
-    runs = [run_match(agent, opponents, rules=rules, games=games, seed=seed + r, workers=workers, game=game)
+    runs = [run_match(agent, opponents, rules=rules, games=games, seed=seed + r, workers=workers, game=game,
+                      purpose="deep")
             for r in range(repeats)]
     rates = np.array([r["win_rate"] for r in runs])
     wins, total = sum(r["wins"] for r in runs), sum(r["games"] for r in runs)
@@ -83,7 +85,7 @@ def format_deep(r: dict[str, Any]) -> str:
 def deep_duel(a_spec: str, b_spec: str, game: str = "doudizhu", rules: str = "douzero", deals: int = 1000,
               repeats: int = 20, seed: int = 0, workers: int = 1) -> dict[str, Any]:
     """``repeats`` duels of ``deals`` deals on independent deal sets (repeat ``r``: seed
-    ``seed + r``, the same games as ``team_match(seed=seed + r)``), all chunks on one pool.
+    ``seed + r``, the same games as ``team_match(seed=seed + r, purpose="deep")``), all chunks on one pool.
 
     ``spread[side][role]``: mean and standard deviation over the repeats of WP and ADP, the
     means' 95% intervals over the repeats (t, ``repeats - 1`` degrees of freedom: see the module
@@ -95,7 +97,7 @@ def deep_duel(a_spec: str, b_spec: str, game: str = "doudizhu", rules: str = "do
     name = duel_game_name(game, rules)
     check_specs([a_spec, b_spec], name)
     tasks = [(r, t) for r in range(repeats)
-             for t in duel_tasks(a_spec, b_spec, name, seed + r, deal_seeds(seed + r, deals))]
+             for t in duel_tasks(a_spec, b_spec, name, seed + r, deal_seeds(seed + r, deals, "deep"))]
     parts = map_tasks(play_duel_chunk, [t for _, t in tasks], workers)
     runs: list[list[DuelGame]] = [[] for _ in range(repeats)]
     for (r, _), part in zip(tasks, parts, strict=True):

@@ -193,11 +193,11 @@ def summarize_duel(records: Iterable[DuelGame], per_deal: bool = False, **meta: 
 
 def team_match(a_spec: str, b_spec: str, game: str = "doudizhu", rules: str = "douzero", deals: int = 1000,
                seed: int = 0, workers: int = 1, seeds: Sequence[int] | None = None,
-               per_deal: bool = True) -> dict[str, Any]:
+               per_deal: bool = True, purpose: str | None = None) -> dict[str, Any]:
     """DouZero's protocol: on each of ``deals`` deals, A as landlord against two copies of B, then
     B as landlord against two copies of A (see the module docstring). Deal seeds come from
-    ``seeds`` when given, else from :func:`deal_seeds` (``seed``); ``per_deal`` adds A's wins
-    (0..2) and net points deal by deal."""
+    ``seeds`` when given, else from :func:`deal_seeds` (``seed``, ``purpose``; None: the unnamed
+    stream of ad hoc duels); ``per_deal`` adds A's wins (0..2) and net points deal by deal."""
     name = duel_game_name(game, rules)
     if seeds is not None:
         seeds = list(seeds)
@@ -206,7 +206,7 @@ def team_match(a_spec: str, b_spec: str, game: str = "doudizhu", rules: str = "d
     if deals < 1:
         raise ValueError(f"deals must be >= 1, got {deals}")
     check_specs([a_spec, b_spec], name)
-    seed_list = seeds[:deals] if seeds is not None else deal_seeds(seed, deals)
+    seed_list = seeds[:deals] if seeds is not None else deal_seeds(seed, deals, purpose)
     records = [g for part in map_tasks(play_duel_chunk, duel_tasks(a_spec, b_spec, name, seed, seed_list), workers)
                for g in part]
     g, _, preset = name.partition(":")

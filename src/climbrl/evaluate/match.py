@@ -218,10 +218,11 @@ def game_name(game: str, rules: str) -> str:
 
 
 def match_tasks(agent: str, opponent_lists: Sequence[Sequence[str]], rules: str, games: int, seed: int,
-                seeds: Sequence[int] | None, game: str = "big2") -> list[tuple]:
+                seeds: Sequence[int] | None, game: str = "big2", purpose: str | None = None) -> list[tuple]:
     """Checked chunk tasks ``(agent, opponents, game:rules, seed, first_deal, deal_seeds)``:
     ``games`` games against each list of opponents (one per other seat), in chunks of
-    :data:`CHUNK_DEALS` deals. Bad names, rules or sizes fail here, before any process starts."""
+    :data:`CHUNK_DEALS` deals (``seeds``, else ``deal_seeds(seed, deals, purpose)``). Bad names,
+    rules or sizes fail here, before any process starts."""
     name = game_name(game, rules)
     n = make_game(name).num_players
     if games <= 0 or games % n:
@@ -232,7 +233,7 @@ def match_tasks(agent: str, opponent_lists: Sequence[Sequence[str]], rules: str,
     for spec in dict.fromkeys([agent, *(o for opps in opponent_lists for o in opps)]):
         make_agent(spec, name)
     n_deals = games // n
-    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals)
+    all_seeds = list(seeds) if seeds is not None else deal_seeds(seed, n_deals, purpose)
     if len(all_seeds) < n_deals:
         raise ValueError(f"{n_deals} deals needed, the seed list holds {len(all_seeds)}")
     return [(agent, tuple(opps), name, seed, start, all_seeds[start:min(start + CHUNK_DEALS, n_deals)])
@@ -266,12 +267,12 @@ def _players(game: str, rules: str) -> int:
 
 
 def _tasks(agent: str, opponents: Sequence[str], rules: str, games: int, seed: int, seeds: Sequence[int] | None,
-           game: str) -> tuple[int, list[str], list[tuple]]:
+           game: str, purpose: str | None = None) -> tuple[int, list[str], list[tuple]]:
     """The players, the opponent of every other seat and the chunk tasks of one match: what
     :func:`run_match`, :func:`deal_wins` and :func:`relative_returns` share."""
     n = _players(game, rules)
     opponents = opponent_list(opponents, n)
-    return n, opponents, match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game)
+    return n, opponents, match_tasks(agent, [tuple(opponents)], rules, games, seed, seeds, game, purpose)
 
 
 def run_match(
@@ -283,15 +284,16 @@ def run_match(
     workers: int = 1,
     seeds: Sequence[int] | None = None,
     game: str = "big2",
+    purpose: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``agent`` against ``opponents`` (one name for a copy in every other seat, or one
     name per other seat) at ``game`` under ``rules`` (default: the game's default preset).
 
     ``games`` must be a multiple of the number of players (each deal is played from every
     seat). Deal seeds come from ``seeds`` when given (e.g. a versioned seed file), else from
-    :func:`deal_seeds`.
+    :func:`deal_seeds` of ``seed`` for ``purpose`` (None: the unnamed stream of ad hoc matches).
     """
-    n, opponents, tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)
+    n, opponents, tasks = _tasks(agent, opponents, rules, games, seed, seeds, game, purpose)
     parts = map_tasks(_play_chunk, tasks, workers)
     g, _, preset = tasks[0][2].partition(":")
     total = MatchResult(agent, opponents, preset, seed, g, n)
@@ -315,11 +317,12 @@ def deal_wins(
     workers: int = 1,
     seeds: Sequence[int] | None = None,
     game: str = "big2",
+    purpose: str | None = None,
 ) -> list[int]:
     """The match of :func:`run_match` (same games, same arguments), deal by deal: how many of
     the games of each deal (one per seat) the agent won. Paired comparisons of two agents on the
     same deals (``pipeline/ablation.py``) need the outcomes per deal, not only the total."""
-    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)[2]
+    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game, purpose)[2]
     return [w for part in map_tasks(_chunk_deal_wins, tasks, workers) for w in part]
 
 
@@ -342,13 +345,14 @@ def relative_returns(
     workers: int = 1,
     seeds: Sequence[int] | None = None,
     game: str = "big2",
+    purpose: str | None = None,
 ) -> list[list[float]]:
     """The match of :func:`run_match` (same games, same arguments), game by game: every seat's
     return, counted from the agent's seat (``[agent, next seat, ...]``; the games of a deal are
     consecutive, the agent in seat 0, 1, ...). With one opponent per other seat naming the
     agent's own spec across the table, it scores a team match: the agent's team's score is
     ``row[0] + row[2]``."""
-    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game)[2]
+    tasks = _tasks(agent, opponents, rules, games, seed, seeds, game, purpose)[2]
     return [r for part in map_tasks(_chunk_relative_returns, tasks, workers) for r in part]
 
 

@@ -48,7 +48,7 @@ ROLE_KEYS = ("landlord", "peasants", "both")
 def round_robin(participants: Mapping[str, str], game: str = "doudizhu", rules: str = "douzero", deals: int = 1000,
                 seed: int = 0, workers: int = 1, resamples: int = 200) -> dict[str, Any]:
     """Every pair of ``participants`` (name -> agent spec) in the duel on ``deals`` shared deals
-    (seeds from :func:`deal_seeds` of ``seed``); ``resamples`` bootstrap refits (seeded by
+    (seeds from :func:`deal_seeds` of ``seed``, purpose ``"roundrobin"``); ``resamples`` bootstrap refits (seeded by
     ``seed``) give the ratings' intervals. Same numbers for any ``workers``."""
     names = list(participants)
     if len(names) < 2:
@@ -58,7 +58,7 @@ def round_robin(participants: Mapping[str, str], game: str = "doudizhu", rules: 
     name = duel_game_name(game, rules)
     specs = [participants[n] for n in names]
     check_specs(specs, name)
-    seeds = deal_seeds(seed, deals)
+    seeds = deal_seeds(seed, deals, "roundrobin")
     tasks = [((i, j), t) for i, j in itertools.combinations(range(len(names)), 2)
              for t in duel_tasks(specs[i], specs[j], name, seed, seeds)]
     parts = map_tasks(play_duel_chunk, [t for _, t in tasks], workers)

@@ -131,7 +131,7 @@ def collect(cfg: ImitationConfig) -> dict[str, Any]:
 
     game = make_game(name)  # an unknown game or preset fails here, before any process starts
     make_encoder(name, cfg.encoder).encode([Decision.from_state(game.new_game(seed=0))])  # rules it cannot encode
-    seeds = deal_seeds(cfg.seed, cfg.games)
+    seeds = deal_seeds(cfg.seed, cfg.games, "teacher")  # the teacher's own deals: no evaluation's
     tasks = [(cfg.teacher, name, cfg.encoder, cfg.seed, s, seeds[s:s + CHUNK_GAMES])
              for s in range(0, cfg.games, CHUNK_GAMES)]
     if cfg.workers == 1 or len(tasks) == 1:

@@ -72,7 +72,7 @@ def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: 
     on return; the config allows actors only without a separate bid model)."""
     es = epoch_seed(cfg, epoch)
     seatings = curriculum.seatings(cfg.games_per_epoch, behaviour, np.random.default_rng([es, 1]))
-    seeds = deal_seeds(es, cfg.games_per_epoch)
+    seeds = deal_seeds(es, cfg.games_per_epoch, "train")
     seat_seeds = [[seat_seed(es, g, 0, s) for s in range(game.num_players)] for g in range(cfg.games_per_epoch)]
     terms = reward_terms(cfg)
     if actors is not None:
