@@ -122,7 +122,7 @@ def test_the_stages_draw_disjoint_deals_at_seed_0(spy, monkeypatch, tmp_path) ->
     monkeypatch.chdir(tmp_path)
     zero = {"seeds.seed": 0, "seeds.validation_seed": 1, "baselines.seed": 0, "tournament.seed": 0,
             "train.common.seed": 0, "train.common.eval_seed": 0}
-    big2 = _params(**zero)
+    big2 = _params(**zero, **{"tournament.learners": []})  # the rule agents' deals: no trained policy needed
 
     def in_training_evaluation(params):
         with monkeypatch.context() as m:

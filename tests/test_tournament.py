@@ -131,11 +131,15 @@ def test_the_report_says_of_the_learners_only_what_the_rating_differences_suppor
         learners_and_rule_agents, tmp_path, monkeypatch) -> None:
     from climbrl.params import parse_params
     from climbrl.report import build_report
+    from tests.study_params import write_results
     from tests.test_selection import PARAMS  # the learners ppo and mcq
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "tournament.json").write_text(json.dumps(learners_and_rule_agents))
+    for kind in ("eval", "validation"):  # the report requires every learner's results
+        for algo in ("ppo", "mcq"):
+            write_results(tmp_path / "reports", kind, algo, {"random": 40, "greedy": 30}, 80)
     build_report(parse_params(PARAMS), tmp_path / "reports", tmp_path / "runs")
     md = (tmp_path / "reports" / "report.md").read_text()
     section = md[md.index("## Tournament"):]

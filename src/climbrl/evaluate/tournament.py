@@ -168,7 +168,7 @@ def run_tournament(participants: Sequence[str], rules: str = "", deals: int = TO
     for s in specs:
         make_agent(s, name)
     games = schedule(len(specs), deals, n)
-    deal_list = deal_seeds(seed, deals)
+    deal_list = deal_seeds(seed, deals, "tournament")
     indexed = [(i, seats, d) for i, (seats, d) in enumerate(games)]
     chunks = [indexed[i:i + chunk_games] for i in range(0, len(indexed), chunk_games)]
     tasks = [(tuple(specs), name, seed, deal_list, c) for c in chunks]
