@@ -137,7 +137,8 @@ def test_a_stage_run_records_its_time(tmp_path, monkeypatch) -> None:
         assert row["stage"] == "seeds" and row["learner"] is None and 0 < row["work_seconds"] < row["seconds"]
     assert main(["seeds", "--no-track"]) == 0  # as a Prefect flow: its own work apart from Prefect's
     (row,) = read_stage_times(tmp_path / "reports")
-    assert 0 < row["work_seconds"] < 1 < row["seconds"], row  # milliseconds of work; Prefect costs seconds
+    # the stage's own work is timed apart from Prefect's start-up (no wall-clock bound: CI machines vary)
+    assert 0 < row["work_seconds"] < row["seconds"], row
     from pipeline.flows import WORK_FILE
 
     assert WORK_FILE not in os.environ  # the clock's file was named for the stage process only
