@@ -1,21 +1,36 @@
 """CI's win-rate regression gates: a short training and evaluation on fixed seeds, compared with
-the floors committed in ``ci/regression_floors.yaml`` (Big 2: PPO, the paper rules) and
-``ci/regression_floors_doudizhu.yaml`` (Dou Dizhu: PPO, the ``douzero`` rules).
+the results committed in ``ci/regression_band.yaml`` (Big 2: PPO, the paper rules) and
+``ci/regression_band_doudizhu.yaml`` (Dou Dizhu: PPO, the ``douzero`` rules).
 
-A result fails when the upper bound of its 95% interval falls below the floor: sampling error
-alone then cannot explain it. ``python -m pipeline.regression [--floors FILE]`` runs one (exit 1
-on failure).
+The training and the evaluation are deterministic on their seeds, so a gate catches every change
+of behaviour, not only a collapse:
 
-The game is the floors file's (``train.game``, default big2), never ``params.yaml``'s: floors are
-measured on one game and rule set. Under a fixed landlord (Dou Dizhu) the evaluation is
-DouZero's duel (:mod:`climbrl.evaluate.duel`: each deal with the learner as landlord against two
-copies of the opponent, then as both peasants), and the gated win rate is over both roles.
+- **exact**: on the math path the expected results were measured on (CPU vendor, ATen's CPU
+  capability, the torch and numpy versions, MKL_CBWR and ATEN_CPU_CAPABILITY: :func:`math_path`),
+  every opponent's win count must equal the committed one;
+- **band**: on another path, floating-point sums may differ in their last bits and move a greedy
+  choice now and then, so the gate is two-sided and statistical: a result fails when the 99%
+  Newcombe interval of its difference from the committed win rate excludes 0 (either way: an
+  unexplained gain is a change of behaviour too).
+
+A change that is meant to move the results (anything the training or evaluation computes: a
+learner, the encoder, the network, the rules, the seeds or the order of random draws) rewrites them
+with ``python -m pipeline.regression --band FILE --write`` and commits the file with the change;
+a change that is not (reports, CLI, pipeline plumbing) must leave them equal.
+``python -m pipeline.regression [--band FILE]`` runs one gate (exit 1 on failure).
+
+The game is the band file's (``train.game``, default big2), never ``params.yaml``'s. Under a
+fixed landlord (Dou Dizhu) the evaluation is DouZero's duel (:mod:`climbrl.evaluate.duel`: each
+deal with the learner as landlord against two copies of the opponent, then as both peasants), and
+the gated win rate is over both roles. Deals are drawn for the purpose ``regression``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -23,20 +38,56 @@ from typing import Any
 
 import yaml
 
-FLOORS = Path(__file__).resolve().parents[1] / "ci" / "regression_floors.yaml"
-DDZ_FLOORS = FLOORS.with_name("regression_floors_doudizhu.yaml")
+BAND = Path(__file__).resolve().parents[1] / "ci" / "regression_band.yaml"
+DDZ_BAND = BAND.with_name("regression_band_doudizhu.yaml")
 GAME = "big2"
-"""The game of a floors file that names none."""
+"""The game of a band file that names none."""
+ALPHA = 0.01
+"""The band's two-sided level off the recorded math path."""
+PURPOSE = "regression"
+MATH_ENV = ("MKL_CBWR", "ATEN_CPU_CAPABILITY")
 
 
-def load_floors(path: Path = FLOORS) -> dict[str, Any]:
-    data = yaml.safe_load(Path(path).read_text())
-    if not isinstance(data, dict) or "train" not in data or "floors" not in data:
-        raise ValueError(f"{path}: expected 'train', 'evaluate' and 'floors' sections")
+def load_band(path: Path = BAND) -> dict[str, Any]:
+    """A band file: ``train`` (the training's params), ``evaluate`` (games, seed, workers),
+    ``opponents`` and, once measured, ``expected`` ({opponent: {wins, games}}) with the
+    ``math_path`` it was measured on. ``ValueError`` naming the file on anything else."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"cannot read regression band {path}: {e}") from None
+    if not isinstance(data, dict) or not {"train", "evaluate", "opponents"} <= set(data):
+        raise ValueError(f"{path}: expected 'train', 'evaluate' and 'opponents' sections")
+    if not isinstance(data["opponents"], list) or not data["opponents"]:
+        raise ValueError(f"{path}: 'opponents' must be a non-empty list")
+    for opp, e in (data.get("expected") or {}).items():
+        if (opp not in data["opponents"] or not isinstance(e, dict)
+                or not all(isinstance(e.get(k), int) for k in ("wins", "games")) or not 0 <= e["wins"] <= e["games"]):
+            raise ValueError(f"{path}: expected.{opp} must be an opponent's {{wins, games}} with 0 <= wins <= games")
     return data
 
 
+def math_path() -> dict[str, str]:
+    """What picks the floating-point kernels on this machine: the CPU vendor, ATen's CPU
+    capability, the torch and numpy versions and the environment switches of MKL and ATen."""
+    import numpy as np
+    import torch
+
+    vendor = platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("vendor_id"):
+                vendor = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu_vendor": vendor, "aten_capability": str(torch.backends.cpu.get_cpu_capability()),
+            "torch": str(torch.__version__), "numpy": str(np.__version__),
+            **{k.lower(): os.environ.get(k, "") for k in MATH_ENV}}
+
+
 def evaluate_agent(agent: str, spec: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The agent's win rate (with its 95% interval and games) against each opponent of ``spec``."""
     from climbrl.evaluate.baselines_report import duel_rules
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
@@ -47,14 +98,15 @@ def evaluate_agent(agent: str, spec: dict[str, Any]) -> dict[str, dict[str, floa
     rules = spec["train"].get("rules", DEFAULT_PRESETS[game])
     if duel_rules(game, rules):
         out = {}
-        for opp in spec["floors"]:
+        for opp in spec["opponents"]:
             both = team_match(agent, opp, game=game, rules=rules, deals=ev["games"] // num_players(game),
-                              seed=ev["seed"], workers=ev.get("workers", 1), per_deal=False)["A"]["both"]
+                              seed=ev["seed"], workers=ev.get("workers", 1), per_deal=False,
+                              purpose=PURPOSE)["A"]["both"]
             out[opp] = {k: both[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "games")}
         return out
     return {opp: run_match(agent, [opp], rules=rules, games=ev["games"], seed=ev["seed"],
-                           workers=ev.get("workers", 1), game=game)
-            for opp in spec["floors"]}
+                           workers=ev.get("workers", 1), game=game, purpose=PURPOSE)
+            for opp in spec["opponents"]}
 
 
 def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[str, float]]:
@@ -70,32 +122,92 @@ def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[st
     return evaluate_agent(f"checkpoint:{out_dir / 'policy.pt'}", spec)
 
 
-def gate(results: dict[str, dict[str, float]], floors: dict[str, float]) -> list[str]:
-    """The failures: opponents whose win-rate interval lies wholly below the floor."""
-    return [f"vs {opp}: win rate {results[opp]['win_rate']:.3f} [{results[opp]['win_rate_low']:.3f}, "
-            f"{results[opp]['win_rate_high']:.3f}] (n={results[opp]['games']}) is below the floor {floor:.3f}"
-            for opp, floor in floors.items() if results[opp]["win_rate_high"] < floor]
+def wins(result: dict[str, float]) -> int:
+    """The win count behind a result's win rate (its games are whole games)."""
+    return round(result["win_rate"] * result["games"])
+
+
+def gate(results: dict[str, dict[str, float]], spec: dict[str, Any], path: dict[str, str] | None = None,
+         alpha: float = ALPHA) -> list[str]:
+    """The failures of ``results`` against the committed ``spec["expected"]``: exact win counts on
+    the recorded math path (``path``, default this machine's), a two-sided band elsewhere."""
+    from scipy.stats import norm
+
+    from climbrl.evaluate.stats import newcombe_interval
+
+    expected = spec.get("expected") or {}
+    missing = [o for o in spec["opponents"] if o not in expected]
+    if missing:
+        return [f"no expected result for {', '.join(missing)}: measure them with --write"]
+    exact = (path if path is not None else math_path()) == spec.get("math_path")
+    failures = []
+    for opp in spec["opponents"]:
+        r, e = results[opp], expected[opp]
+        w = wins(r)
+        said = f"vs {opp}: {w}/{r['games']} wins ({r['win_rate']:.3f}), committed {e['wins']}/{e['games']}"
+        if r["games"] != e["games"]:
+            failures.append(f"{said}: another number of games")
+        elif exact and w != e["wins"]:
+            failures.append(f"{said}: the behaviour changed on the math path it was measured on")
+        elif not exact:
+            _, low, high = newcombe_interval(w, r["games"], e["wins"], e["games"], z=float(norm.ppf(1 - alpha / 2)))
+            if not low <= 0 <= high:
+                failures.append(f"{said}: the difference's {1 - alpha:.0%} interval [{low:+.3f}, {high:+.3f}] "
+                                "excludes 0")
+    return failures
+
+
+def write_expected(band_file: Path, spec: dict[str, Any], results: dict[str, dict[str, float]]) -> None:
+    """Rewrite ``band_file`` with ``results`` as the expected ones, measured on this math path
+    (the file's leading comment lines are kept)."""
+    text = Path(band_file).read_text()
+    header = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    body = {k: v for k, v in spec.items() if k not in ("expected", "math_path")}
+    body["expected"] = {o: {"wins": wins(results[o]), "games": int(results[o]["games"])} for o in spec["opponents"]}
+    body["math_path"] = math_path()
+    Path(band_file).write_text("\n".join(header) + "\n" + yaml.safe_dump(body, sort_keys=False))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline.regression")
-    p.add_argument("--floors", default=str(FLOORS))
+    p.add_argument("--band", default=str(BAND), help="the gate's file (default %(default)s)")
     p.add_argument("--out", default="runs/regression")
     p.add_argument("--agent", help="evaluate this agent instead of training (e.g. random: must fail)")
+    p.add_argument("--write", action="store_true", help="record the results as the expected ones (after a "
+                                                            "change meant to move them)")
     args = p.parse_args(argv)
-    spec = load_floors(Path(args.floors))
+    try:
+        spec = load_band(Path(args.band))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     results = evaluate_agent(args.agent, spec) if args.agent else train_and_evaluate(spec, Path(args.out))
-    failures = gate(results, spec["floors"])
     game = spec["train"].get("game", GAME)
     for opp, r in results.items():
-        print(f"regression ({game}): vs {opp}: {r['win_rate']:.3f} [{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}] "
-              f"(n={r['games']}), floor {spec['floors'][opp]:.3f}")
-    print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "failures": failures}))
+        e = (spec.get("expected") or {}).get(opp)
+        print(f"regression ({game}): vs {opp}: {wins(r)}/{r['games']} = {r['win_rate']:.3f} "
+              f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
+              + (f", committed {e['wins']}/{e['games']}" if e else ""))
+    if args.write:
+        if args.agent:
+            print("error: --write records a training's results, not --agent's", file=sys.stderr)
+            return 2
+        write_expected(Path(args.band), spec, results)
+        print(f"wrote the expected results to {args.band}")
+        return 0
+    failures = gate(results, spec)
+    mode = "exact" if math_path() == spec.get("math_path") else f"two-sided band at {1 - ALPHA:.0%}"
+    print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "mode": mode, "failures": failures}))
     if failures:
-        print("REGRESSION GATE FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
+        print("REGRESSION GATE FAILED (a change meant to move the results rewrites them: --write):\n  "
+              + "\n  ".join(failures), file=sys.stderr)
         return 1
-    print("regression gate passed")
+    print(f"regression gate passed ({mode})")
     return 0
 
 

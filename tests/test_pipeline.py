@@ -199,14 +199,57 @@ def test_optuna_study_is_resumable_and_writes_best_params(study_dir) -> None:
     assert (runs["tags.mlflow.parentRunId"].notna()).sum() == 2  # each trial a nested run
 
 
-def test_regression_gate_fails_a_weakened_agent() -> None:
-    spec = regression.load_floors()
-    spec["evaluate"]["games"] = 200
-    results = regression.evaluate_agent("random", spec)  # a learner that acts at random
-    failures = regression.gate(results, spec["floors"])
-    assert len(failures) == len(spec["floors"]), results
+def test_regression_gate_fails_a_weakened_agent_and_a_stronger_one() -> None:
+    """The Big 2 gate is two-sided around its committed win counts: an agent that acts at random
+    fails it, and so does the much stronger heuristic; the committed counts themselves pass."""
+    spec = regression.load_band()
+    assert set(spec["expected"]) == set(spec["opponents"])  # measured and committed (--write)
+    weak = regression.evaluate_agent("random", spec)  # a learner that acts at random
+    assert len(regression.gate(weak, spec)) == len(spec["opponents"]), weak
     strong = regression.evaluate_agent("heuristic", spec)
-    assert regression.gate(strong, spec["floors"]) == []
+    assert len(regression.gate(strong, spec)) == len(spec["opponents"]), strong
+    as_committed = {o: {"win_rate": e["wins"] / e["games"], "games": e["games"]} for o, e in spec["expected"].items()}
+    assert regression.gate(as_committed, spec) == []
+    assert regression.gate(as_committed, spec, path={"cpu_vendor": "another"}) == []
+
+
+def test_regression_gate_is_exact_on_its_math_path_and_a_band_elsewhere() -> None:
+    spec = {"opponents": ["random"], "expected": {"random": {"wins": 258, "games": 400}},
+            "math_path": {"cpu_vendor": "AuthenticAMD"}}
+    here, other = spec["math_path"], {"cpu_vendor": "GenuineIntel"}
+
+    def result(w: int, n: int = 400) -> dict:
+        return {"random": {"win_rate": w / n, "games": n}}
+
+    assert regression.gate(result(258), spec, path=here) == []
+    (one_win_off,) = regression.gate(result(259), spec, path=here)
+    assert "259/400" in one_win_off and "behaviour changed" in one_win_off
+    assert regression.gate(result(259), spec, path=other) == []  # a last-bit difference elsewhere
+    assert regression.gate(result(240), spec, path=other) == []  # -0.045: within the 99% band
+    assert regression.gate(result(220), spec, path=other) != []  # -0.095: a weakening
+    assert regression.gate(result(296), spec, path=other) != []  # +0.095: a gain is a change too
+    assert "another number of games" in regression.gate(result(129, 200), spec, path=other)[0]
+    assert "--write" in regression.gate(result(258), {**spec, "expected": {}}, path=here)[0]
+
+
+def test_regression_band_file_errors_and_write(tmp_path) -> None:
+    bad = tmp_path / "band.yaml"
+    bad.write_text("train: {algo: ppo}\nevaluate: {games: 4}\n")
+    with pytest.raises(ValueError, match="band.yaml: expected 'train', 'evaluate' and 'opponents'"):
+        regression.load_band(bad)
+    bad.write_text("train: {}\nevaluate: {}\nopponents: [random]\nexpected: {random: {wins: 5, games: 4}}\n")
+    with pytest.raises(ValueError, match="0 <= wins <= games"):
+        regression.load_band(bad)
+    assert regression.main(["--band", str(tmp_path / "missing.yaml")]) == 2
+    good = tmp_path / "good.yaml"
+    good.write_text("# kept\ntrain: {algo: ppo}\nevaluate: {games: 8, seed: 1}\nopponents: [random, greedy]\n")
+    spec = regression.load_band(good)
+    regression.write_expected(good, spec, {"random": {"win_rate": 0.625, "games": 8},
+                                           "greedy": {"win_rate": 0.25, "games": 8}})
+    assert good.read_text().startswith("# kept\n")
+    again = regression.load_band(good)
+    assert again["expected"] == {"random": {"wins": 5, "games": 8}, "greedy": {"wins": 2, "games": 8}}
+    assert again["math_path"] == regression.math_path() and again["train"] == spec["train"]
 
 
 def test_dvc_yaml_declares_the_study(tmp_path) -> None:
