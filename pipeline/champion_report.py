@@ -48,13 +48,22 @@ def _fmt_s(t: dict[str, Any] | None, key: str) -> str:
     return f"{t[key]:.4f}" if t and t.get(key) is not None else ""
 
 
-TARGETS = (  # (match, what the issue asks: of the point or of the interval's lower bound, comparison, threshold)
-    ("heuristic", "win rate", ">=", 0.50),
-    ("heuristic", "lower bound", ">=", 0.47),
-    ("greedy-model", "win rate", ">=", 0.45),
-    ("public-base", "lower bound", ">", 0.25),
-    ("public-base", "win rate", ">=", 0.35),
+TARGETS = (  # (match, what the issue asks: of the point or of the interval's lower bound, comparison, threshold,
+             # a note)
+    ("heuristic", "win rate", ">=", 0.50, ""),
+    ("heuristic", "lower bound", ">=", 0.47, ""),
+    ("greedy-model", "win rate", ">=", 0.45, ""),
+    # against the public agent, the search that models the opponents with our own base policy: what
+    # a rival without the public agent's network could run (issue 29); the search that models them
+    # with the public agent's own network ("public-base") is a reference only
+    ("public-base-own-model", "lower bound", ">", 0.25, ""),
+    ("public-base-own-model", "win rate", ">=", 0.35, ""),
+    ("public-base", "lower bound", ">", 0.25, " (reference: the public agent's network as the opponent model)"),
 )
+HEADLINE = "public-base-own-model"
+"""The match that leads the report: the search over our base policy against three public agents,
+modelling them with our own policy."""
+REFERENCE = "public-base"
 SECONDS_TARGET = 0.2
 """The issue's budget at play time: CPU seconds per decision on one core (the mean)."""
 
@@ -85,6 +94,8 @@ def report(params: Any, reports: str | Path) -> Path:
              f"{params.seat_seed}; win rates with 95% Wilson intervals. Seconds: the agent's CPU time per decision "
              f"on one core, every decision of the match's first {params.timing_deals} deals (searched: the "
              "decisions it searched; the rest are forced or trivial).", "",
+             *_headline_lines(records),
+             "## Every match", "",
              "| match | agent | opponents | rules | games | win rate [95% CI] | s/decision | s/searched "
              "decision | p95 | max |", "|---|---|---|---|---|---|---|---|---|---|"]
     for k, r in records.items():
@@ -107,14 +118,16 @@ def report(params: Any, reports: str | Path) -> Path:
     public = getattr(params, "public_champion", "")
     # a match of a champion under its own rules: the paper champion under the params' rules, the
     # public champion under the public agent's (the paper champion's search against the public
-    # agent is one more agent the public champion is compared with)
+    # agent is one more agent the public champion is compared with), and the headline's search
     champ = {k: r for k, r in played.items()
-             if (r["agent"] == params.champion and r["rules"] == params.rules) or (public and r["agent"] == public)}
+             if (r["agent"] == params.champion and r["rules"] == params.rules) or (public and r["agent"] == public)
+             or k == HEADLINE}
     pairs = []
     for ck, c in champ.items():
         for k, r in played.items():
-            if k != ck and (r["opponent"], r["rules"], r["deal_set"], r["seat_seed"]) == \
-                    (c["opponent"], c["rules"], c["deal_set"], c["seat_seed"]):
+            if k != ck and not any((k, ck) == p[:2] for p in pairs) and \
+                    (r["opponent"], r["rules"], r["deal_set"], r["seat_seed"]) == \
+                    (c["opponent"], c["rules"], c["deal_set"], c["seat_seed"]):  # each pair once
                 pairs.append((ck, k, paired_difference(c["deal_wins"], r["deal_wins"], c["games"] // c["deals"])))
     if pairs:
         significant = holm([d["p"] for _, _, d in pairs])
@@ -128,16 +141,16 @@ def report(params: Any, reports: str | Path) -> Path:
             lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
                          f"{format_interval(d['low'], d['high'], '+.3f')} | {'yes' if sig else 'no'} |")
     checks = []
-    for k, what, op, threshold in TARGETS:
+    for k, what, op, threshold, note in TARGETS:
         if k not in records:
             continue
         r = records[k]
         if "not_run" in r:
-            checks.append(f"| {k} | {what} {op} {threshold:.2f} | not run | |")
+            checks.append(f"| {k} | {what} {op} {threshold:.2f}{note} | not run | |")
             continue
-        value = r["win_rate"] if what == "win rate" else r["win_rate_low"]
+        value = r["win_rate"] if what == "win rate" else r["win_rate_low"]  # else: a lower bound
         verdict = "met" if (value > threshold if op == ">" else value >= threshold) else "missed"
-        checks.append(f"| {k} | {what} {op} {threshold:.2f} | {_fmt_rate(r)} | {verdict} |")
+        checks.append(f"| {k} | {what} {op} {threshold:.2f}{note} | {_fmt_rate(r)} | {verdict} |")
     for k, r in teams.items():
         verdict = "met" if r["team_score_low"] is not None and r["team_score_low"] > 0 else "missed"
         checks.append(f"| {k} | team score per game: lower bound > 0 | {r['team_score']:+.3f} "
@@ -165,6 +178,25 @@ def report(params: Any, reports: str | Path) -> Path:
     out = reports / "champion.md"
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+def _headline_lines(records: dict[str, dict[str, Any]]) -> list[str]:
+    """The headline against the public agent: the search with our own opponent model, and beside it
+    (a reference) the same search modelling the opponents with the public agent's network, which
+    only a player holding that network can use."""
+    head, ref = records.get(HEADLINE), records.get(REFERENCE)
+    if head is None or "not_run" in head:
+        why = "not played" if head is None else f"not run: {head['not_run']}"
+        return ["## Headline", "", f"Against three copies of the public agent: {why}.", ""]
+    lines = ["## Headline", "",
+             f"Against three copies of the public agent, under its rules ({head['games']} games, every deal from "
+             f"every seat): the search over our base policy, modelling the opponents with that same policy of "
+             f"ours, wins **{_fmt_rate(head)}** (`{head['agent']}`; 0.25 is an equal share)."]
+    if ref is not None and "not_run" not in ref:
+        lines.append(f"For reference only: modelling them with the public agent's own network, which a rival "
+                     f"does not hand out, the same search wins {_fmt_rate(ref)} (`{ref['agent']}`, "
+                     f"{ref['games']} games).")
+    return lines + [""]
 
 
 def _base_section(reports: Path, checks: list[str]) -> list[str]:

@@ -26,7 +26,9 @@ def _params(tmp_path: Path, **changes: object) -> Path:
            "seat_seed": 3, "workers": 1, "timing_deals": 2,
            "base": {"teacher": "heuristic", "games": 8, "epochs": 1, "hidden": 16},
            "base_matches": {"public-base": {"agent": public, "opponent": "charlesworth", "deals": 2,
-                                            "rules": "charlesworth"}},
+                                            "rules": "charlesworth"},
+                            "public-base-own-model": {"agent": "search:S=4,K=3", "opponent": "charlesworth",
+                                                      "deals": 2, "rules": "charlesworth"}},
            "matches": {"heuristic": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3},
                        "search-off": {"agent": "heuristic", "opponent": "heuristic", "deals": 3},
                        "greedy": {"agent": "search:S=4,K=3", "opponent": "greedy", "deals": 2}},
@@ -124,7 +126,10 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     assert "the match did not run" in json.loads((reports / "timing" / "public.json").read_text())["not_timed"]
     md = champion_report.report(params, reports).read_text()
     assert "| public |" in md and "not run: the public agent's weights are missing" in md
-    assert "| public-base | lower bound > 0.25 | not run |" in md  # a search with the public agent's network
+    ref = "lower bound > 0.25 (reference: the public agent's network as the opponent model)"
+    assert f"| public-base | {ref} | not run |" in md  # a search with the public agent's network
+    assert "| public-base-own-model | lower bound > 0.25 | not run |" in md  # the headline's opponents are missing
+    assert "Against three copies of the public agent: not run: the public agent's weights are missing" in md
     assert "weights are missing" in json.loads((reports / "matches" / "public-base.json").read_text())["not_run"]
     # the champion against the heuristic alone, on the 3 deals both played
     c, off = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("heuristic", "search-off"))
@@ -144,16 +149,26 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
 
     base = {k: v for k, v in json.loads((reports / "matches" / "greedy.json").read_text()).items()
             if k not in ("match", "agent", "opponent", "rules")}
-    (reports / "matches" / "public-base.json").write_text(json.dumps(
-        {**base, "match": "public-base", "agent": params.public_champion, "opponent": "charlesworth",
+    (reports / "matches" / "public-base-own-model.json").write_text(json.dumps(
+        {**base, "match": "public-base-own-model", "agent": "search:own-model", "opponent": "charlesworth",
          "rules": "charlesworth", "games": 8, "wins": 3, "win_rate": 0.35, "win_rate_low": 0.25,
          "win_rate_high": 0.46}))
+    (reports / "matches" / "public-base.json").write_text(json.dumps(
+        {**base, "match": "public-base", "agent": params.public_champion, "opponent": "charlesworth",
+         "rules": "charlesworth", "games": 8, "wins": 4, "win_rate": 0.5, "win_rate_low": 0.26,
+         "win_rate_high": 0.74}))
     record("heuristic", games=12, wins=9, deal_wins="333", win_rate=0.75, win_rate_low=0.4677, win_rate_high=0.9111)
     md = champion_report.report(params, reports).read_text()
     assert "| heuristic | win rate >= 0.50 | 0.750 [0.468, 0.911] | met |" in md
     assert "| heuristic | lower bound >= 0.47 | 0.750 [0.468, 0.911] | missed |" in md
-    assert "| public-base | lower bound > 0.25 | 0.350 [0.250, 0.460] | missed |" in md
-    assert "| public-base | win rate >= 0.35 | 0.350 [0.250, 0.460] | met |" in md
+    assert "| public-base-own-model | lower bound > 0.25 | 0.350 [0.250, 0.460] | missed |" in md
+    assert "| public-base-own-model | win rate >= 0.35 | 0.350 [0.250, 0.460] | met |" in md
+    assert f"| public-base | {ref} | 0.500 [0.260, 0.740] | met |" in md
+    assert "| public-base | win rate" not in md  # the rival's network leads no target
+    # the headline leads with the search that models the opponents with our own policy
+    head = md.split("## Headline", 1)[1].split("## Every match", 1)[0]
+    assert "wins **0.350 [0.250, 0.460]** (`search:own-model`" in head
+    assert "For reference only" in head and "0.500 [0.260, 0.740]" in head
     record("heuristic", wins=10, deal_wins="433", win_rate=10 / 12, win_rate_low=0.5520, win_rate_high=0.9530)
     md = champion_report.report(params, reports).read_text()
     assert "| heuristic | lower bound >= 0.47 | 0.833 [0.552, 0.953] | met |" in md
@@ -162,7 +177,8 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
 def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     ch.play_match("greedy", params, tmp_path / "reports")
-    with pytest.raises(FileNotFoundError, match="matches heuristic, search-off, public, public-base .run python -m"):
+    with pytest.raises(FileNotFoundError,
+                       match="matches heuristic, search-off, public, public-base, public-base-own-model .run python"):
         champion_report.report(params, tmp_path / "reports")
 
 
@@ -222,17 +238,18 @@ def test_the_base_stage_trains_the_base_policy_that_a_base_match_plays(tmp_path)
     assert json.loads((reports / "base.json").read_text()) == b
     spec = f"search:checkpoint:{tmp_path / 'base' / 'policy.pt'},S=4,K=3,own=base"
     params = ch.load_champion_params(_params(tmp_path, public_champion=spec, base_matches={
-        "public-base": {"agent": spec, "opponent": "heuristic", "deals": 2, "rules": "charlesworth"}}))
-    r = ch.play_match("public-base", params, reports)
+        "public-base-own-model": {"agent": spec, "opponent": "heuristic", "deals": 2, "rules": "charlesworth"}}))
+    r = ch.play_match("public-base-own-model", params, reports)
     assert r["games"] == 8 and len(r["deal_wins"]) == 2
     for name in params.matches:
-        if name != "public-base":
+        if name != "public-base-own-model":
             ch.play_match(name, params, reports)
         ch.time_match(name, params, reports)
     md = champion_report.report(params, reports).read_text()
     assert "## The base policy" in md and f"{b['holdout_accuracy']:.3f}" in md
     assert f"| base | training CPU s <= 3600 (1 CPU-hour) | {b['cpu_s']:.0f} " in md
-    assert f"| public-base | win rate >= 0.35 | {r['win_rate']:.3f}" in md  # the public champion's targets
+    assert f"| public-base-own-model | win rate >= 0.35 | {r['win_rate']:.3f}" in md  # the headline's targets
+    assert f"wins **{r['win_rate']:.3f}" in md and "For reference only" not in md  # no reference match here
 
 
 def test_paired_difference() -> None:

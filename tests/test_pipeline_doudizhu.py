@@ -249,3 +249,35 @@ def test_the_main_report_summarizes_a_study_beside_it(tmp_path) -> None:
     assert "| rlcard-rule | landlord | 0.700 [0.650, 0.750] | +0.900 |" in md
     assert "landlord 0.700 (lower bound 0.650 vs 0.546: met)" in md
     assert metrics["doudizhu"]["best_learner"] == "mcq" and metrics["doudizhu"]["rlcard_target"] == target
+
+
+def test_the_headline_against_rlcard_leads_with_the_deep_evaluation(tmp_path) -> None:
+    """Issue 29 section 3: the target against RLCard's rule agent is read on the deep evaluation's
+    fresh deals when the deep stage ran, with the evaluation deals' figure beside it; without the
+    deep evaluation (or when it evaluated another learner), on the evaluation deals."""
+    from climbrl.report import _rlcard_target_lines
+
+    def side(rate: float, low: float, games: int) -> dict:
+        return {"win_rate": rate, "win_rate_low": low, "win_rate_high": rate + (rate - low), "games": games,
+                "adp": 1.0, "adp_low": 0.9, "adp_high": 1.1}
+
+    finals = {"ppo": {"rlcard-rule": {"deals": 500, "A": {"landlord": side(0.60, 0.56, 500),
+                                                             "peasants": side(0.70, 0.66, 500)}}}}
+    metrics = {"best_learner": "ppo"}
+    md = "\n".join(_rlcard_target_lines(finals, tmp_path, metrics))
+    assert "on the evaluation deals (500 deals)" in md and metrics["rlcard_target"]["on"] == "evaluation"
+    assert metrics["rlcard_target"]["landlord"]["met"] and metrics["rlcard_target"]["landlord"]["win_rate"] == 0.60
+    pooled = {"A": {"landlord": side(0.45, 0.44, 10000), "peasants": side(0.65, 0.64, 10000),
+                    "both": side(0.575, 0.57, 20000)}}
+    deep = {"learner": "ppo", "repeats": 20, "deals_per_repeat": 500, "seed": 1,
+            "matches": [{"opponents": ["rlcard-rule"], "pooled": pooled}]}
+    (tmp_path / "deep.json").write_text(json.dumps(deep))
+    md = "\n".join(_rlcard_target_lines(finals, tmp_path, metrics))
+    t = metrics["rlcard_target"]
+    assert t["on"] == "deep" and t["deals"] == 10000 and t["landlord"]["games"] == 10000
+    assert not t["landlord"]["met"] and t["peasants"]["met"]  # 0.44 is not above 0.454; 0.64 is above 0.546
+    assert "| landlord | 0.450 [0.440, 0.460] (n=10,000) |" in md and "0.600 [0.560, 0.640] (n=500)" in md
+    assert md.startswith("## Headline") and "Over both roles: 0.575" in md
+    (tmp_path / "deep.json").write_text(json.dumps({**deep, "learner": "dqn"}))  # another learner's deep run
+    _rlcard_target_lines(finals, tmp_path, metrics)
+    assert metrics["rlcard_target"]["on"] == "evaluation"
