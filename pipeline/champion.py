@@ -228,6 +228,14 @@ def _write(record: dict[str, Any], path: Path) -> dict[str, Any]:
     return record
 
 
+def deals_digest(seeds: list[int]) -> str:
+    """The SHA-256 of the deal seeds a match played (the report checks its records against the
+    deal set as it is now: the file's name alone does not say which deals it held then)."""
+    import hashlib
+
+    return hashlib.sha256(",".join(map(str, seeds)).encode()).hexdigest()
+
+
 def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS) -> dict[str, Any]:
     """One match of ``params.matches`` (see the module docstring); writes and returns its record."""
     from climbrl.evaluate.match import deal_wins
@@ -236,7 +244,8 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     m, seeds, game = _match_setup(name, params)
     players = game.num_players
     record: dict[str, Any] = {"match": name, "agent": m.agent, "opponent": m.opponent, "rules": m.rules,
-                              "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed}
+                              "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed,
+                              "deals_sha256": deals_digest(seeds)}
     missing = _external_missing(m.agent) or _external_missing(m.opponent)
     if missing:
         record["not_run"] = missing

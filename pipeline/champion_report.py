@@ -94,6 +94,7 @@ def report(params: Any, reports: str | Path) -> Path:
              f"{params.seat_seed}; win rates with 95% Wilson intervals. Seconds: the agent's CPU time per decision "
              f"on one core, every decision of the match's first {params.timing_deals} deals (searched: the "
              "decisions it searched; the rest are forced or trivial).", "",
+             *_stale_lines(params, records),
              *_headline_lines(records),
              "## Every match", "",
              "| match | agent | opponents | rules | games | win rate [95% CI] | s/decision | s/searched "
@@ -126,8 +127,9 @@ def report(params: Any, reports: str | Path) -> Path:
     for ck, c in champ.items():
         for k, r in played.items():
             if k != ck and not any((k, ck) == p[:2] for p in pairs) and \
-                    (r["opponent"], r["rules"], r["deal_set"], r["seat_seed"]) == \
-                    (c["opponent"], c["rules"], c["deal_set"], c["seat_seed"]):  # each pair once
+                    (r["opponent"], r["rules"], r["deal_set"], r.get("deals_sha256"), r["seat_seed"]) == \
+                    (c["opponent"], c["rules"], c["deal_set"], c.get("deals_sha256"), c["seat_seed"]):
+                # each pair once, on the same deals (a record without the digest pairs with its like only)
                 pairs.append((ck, k, paired_difference(c["deal_wins"], r["deal_wins"], c["games"] // c["deals"])))
     if pairs:
         significant = holm([d["p"] for _, _, d in pairs])
@@ -178,6 +180,24 @@ def report(params: Any, reports: str | Path) -> Path:
     out = reports / "champion.md"
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+def _stale_lines(params: Any, records: dict[str, dict[str, Any]]) -> list[str]:
+    """A warning naming the records played on other deals than the deal set holds now (a record
+    without the deals' digest predates it)."""
+    from climbrl.agents.runner import load_deal_seeds
+    from pipeline.champion import deals_digest
+
+    seeds = load_deal_seeds(params.deal_set)
+    stale = [k for k, r in records.items()
+             if "not_run" not in r and r.get("deals_sha256") != deals_digest(seeds[:r["deals"]])]
+    if not stale:
+        return []
+    return ["## Records of other deals", "",
+            f"**{len(stale)} of {len(records)} records were played on other deals than the first N of "
+            f"`{params.deal_set}` as it is now** ({', '.join(stale)}): their numbers hold for the deals they were "
+            "played on (a record without the deals' SHA-256 predates it; the evaluation deal set was redrawn for its "
+            "own purpose in issue 29), and `make champion` replays them on the current deals.", ""]
 
 
 def _headline_lines(records: dict[str, dict[str, Any]]) -> list[str]:

@@ -172,6 +172,11 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     record("heuristic", wins=10, deal_wins="433", win_rate=10 / 12, win_rate_low=0.5520, win_rate_high=0.9530)
     md = champion_report.report(params, reports).read_text()
     assert "| heuristic | lower bound >= 0.47 | 0.833 [0.552, 0.953] | met |" in md
+    assert "| heuristic | search-off |" in md
+    path = reports / "matches" / "search-off.json"  # a record of other deals (no digest: an older one)
+    path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "deals_sha256"}))
+    md = champion_report.report(params, reports).read_text()
+    assert "| heuristic | search-off |" not in md  # not paired with a match of other deals
 
 
 def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:
@@ -249,6 +254,14 @@ def test_the_base_stage_trains_the_base_policy_that_a_base_match_plays(tmp_path)
     assert "## The base policy" in md and f"{b['holdout_accuracy']:.3f}" in md
     assert f"| base | training CPU s <= 3600 (1 CPU-hour) | {b['cpu_s']:.0f} " in md
     assert f"| public-base-own-model | win rate >= 0.35 | {r['win_rate']:.3f}" in md  # the headline's targets
+    assert "Records of other deals" not in md  # every record played the deal set as it is
+    path = reports / "matches" / "greedy.json"
+    path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "deals_sha256"}))
+    seeds = json.loads(Path(params.deal_set).read_text())
+    Path(params.deal_set).write_text(json.dumps({**seeds, "deals": seeds["deals"][::-1]}))  # other deals now
+    md = champion_report.report(params, reports).read_text()
+    stale = md.split("## Records of other deals", 1)[1].split("##", 1)[0]
+    assert "greedy" in stale and "public-base-own-model" in stale and "heuristic" in stale
     assert f"wins **{r['win_rate']:.3f}" in md and "For reference only" not in md  # no reference match here
 
 
