@@ -35,7 +35,7 @@ champion: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro champion/dvc.yaml
 
 # the strong learners (issue 25; strong/params.yaml; not part of `run`): DouZero's Deep Monte-Carlo in both
-# games far past the study's budget, resumed when killed, its learning curve against core-hours
+# games far past the study's budget, resumed when killed, its learning curve against CPU-hours
 strong: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/dvc.yaml
 

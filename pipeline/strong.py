@@ -10,19 +10,20 @@ strong/dvc.yaml`` from ``strong/params.yaml``, one training per game, far past t
 - ``curve GAME``: every kept policy and the final one against each ``curve.opponents`` on the
   same fresh deals (purpose ``deep``, ``curve.seed``), judged as the game is judged
   (:func:`climbrl.evaluate.versus.versus`: Dou Dizhu by role, WP and ADP; Big 2 from every seat,
-  win rate and points), placed at the **core-hours** the training had spent when the policy was
-  kept (wall seconds of play x the processes playing, plus the update's wall seconds; the
-  in-training evaluations are not counted). ``reports/strong/GAME/curve.json``.
+  win rate and points), placed at the **CPU-hours** the training had spent when the policy was
+  kept (:func:`cpu_seconds`: the CPU time of the training process and its actors; the in-training
+  evaluations are not counted). ``reports/strong/GAME/curve.json``.
 - ``final GAME``: the final policy (no choice among the kept ones, so no validation deals are
   needed) against each ``evaluate.opponents`` on the study's versioned evaluation deals of the
   game (``evaluate.deal_set``), ``reports/strong/GAME/final.json``.
-- ``report``: ``reports/strong/report.md`` and one figure per game (``figures/GAME.png``), the curve against core-hours
-  with each target of the issue drawn in.
+- ``report``: ``reports/strong/report.md`` and one figure per game (``figures/GAME.png``), the
+  curve against CPU-hours with each target of the issue drawn in.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sys
@@ -115,15 +116,13 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
     return res
 
 
-def core_seconds(history: list[dict[str, Any]], actors: int) -> list[float]:
-    """The core-seconds spent by the end of each epoch: wall seconds of play x the processes
-    playing (``actors``), plus the update's wall seconds (the in-training evaluations are not
-    counted: they measure, they do not train)."""
-    total, out = 0.0, []
-    for r in history:
-        total += r["play_seconds"] * actors + r["update_seconds"]
-        out.append(total)
-    return out
+def cpu_seconds(history: list[dict[str, Any]]) -> list[float]:
+    """The CPU seconds the training had spent by the end of each epoch: the training process's and
+    its actors' (``cpu_seconds`` of each epoch's row; the in-training evaluations are not counted:
+    they measure, they do not train). CPU time, not wall time: other work on the machine does not
+    inflate it."""
+    return [float(x) for x in itertools.accumulate(r.get("cpu_seconds", r["play_seconds"] + r["update_seconds"])
+                                                   for r in history)]  # rows from before the field: wall time
 
 
 def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, reports: Path = REPORTS,
@@ -138,7 +137,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if not (out / POLICY).exists():
         raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
     history = ckpt.load(out / CHECKPOINT)["history"]
-    spent = core_seconds(history, cfg.actors)
+    spent = cpu_seconds(history)
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
     if not policies or policies[-1][0] != len(history):
@@ -147,7 +146,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     for epoch, path in policies:
         row: dict[str, Any] = {"epoch": epoch, "games": sum(r["games"] for r in history[:epoch]),
                                "decisions": sum(r["decisions"] for r in history[:epoch]),
-                               "core_hours": spent[epoch - 1] / 3600}
+                               "cpu_hours": spent[epoch - 1] / 3600}
         for opp in spec["curve"]["opponents"]:
             row[opp] = versus(f"checkpoint:{path}", opp, game, cfg.rules, spec["curve"]["deals"],
                               spec["curve"]["seed"], workers=workers, purpose="deep")
@@ -206,8 +205,8 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
     """``report.md`` and the curves' figures, from each game's ``curve.json`` and ``final.json``."""
     lines = ["# The strong learners (issue 25)", "",
              "One training per game, far past the study's budget (`strong/params.yaml`, `make strong`). Learning "
-             "curve: every kept policy against each opponent on the same fresh deals, at the core-hours the "
-             "training had spent (wall seconds of play x the processes playing, plus the updates). Final: the last "
+             "curve: every kept policy against each opponent on the same fresh deals, at the CPU-hours the "
+             "training had spent (CPU time of the training process and its actors). Final: the last "
              "policy (chosen by nothing) on the game's versioned evaluation deals. Win rates with their 95% "
              "intervals; Dou Dizhu by role under DouZero's protocol, with ADP; Big 2 from every seat, with the "
              "rules' points per game. The network plays alone: no search.", ""]
@@ -221,7 +220,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
         last = c["points"][-1]
         lines += [f"## {game} (`{f['rules']}` rules, {f['algo']})", "",
                   f"Trained {last['epoch']} epochs, {last['games']:,} games, {last['decisions']:,} decisions, "
-                  f"{last['core_hours']:.2f} core-hours with {c['actors']} actor(s).", "",
+                  f"{last['cpu_hours']:.2f} CPU-hours with {c['actors']} actor(s).", "",
                   f"Final, on {f['deals']} evaluation deals (`{f['deal_set']}`):", "",
                   "| opponent | role | WP [95% CI] (games); points |", "|---|---|---|"]
         for opp, by_role in f["matches"].items():
@@ -236,13 +235,13 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                 lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
                              f"{'met' if x['win_rate'] >= at_least else 'missed'} |")
         lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}):", "",
-                  "| epoch | core-hours | games | " + " | ".join(
+                  "| epoch | CPU-hours | games | " + " | ".join(
                       f"{o} {r}" for o in c["points"][0] if isinstance(c["points"][0][o], dict)
                       for r in c["points"][0][o]) + " |"]
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
         lines.append("|---|---|---|" + "---|" * len(roles))
         for p in c["points"]:
-            lines.append(f"| {p['epoch']} | {p['core_hours']:.3f} | {p['games']:,} | " + " | ".join(
+            lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
                 f"{p[o][r]['win_rate']:.3f}" for o, r in roles) + " |")
         (reports / "figures").mkdir(parents=True, exist_ok=True)
         _plot(c, roles, TARGETS.get(game, []), reports / "figures" / f"{game}.png")
@@ -261,7 +260,7 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[s
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    x = [p["core_hours"] for p in c["points"]]
+    x = [p["cpu_hours"] for p in c["points"]]
     for opp, role in roles:
         y = [p[opp][role]["win_rate"] for p in c["points"]]
         lo = [p[opp][role]["win_rate_low"] for p in c["points"]]
@@ -271,7 +270,7 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[s
         for t_opp, t_role, at_least, _ in targets:
             if (t_opp, t_role) == (opp, role):
                 ax.axhline(at_least, color=line.get_color(), ls=":", lw=1)
-    ax.set_xlabel("core-hours of training")
+    ax.set_xlabel("CPU-hours of training")
     ax.set_ylabel("win rate (95% interval)")
     ax.set_ylim(0, 1)
     ax.set_title(f"{c['game']} ({c['rules']}), {c['algo']}: dotted = the issue's targets")

@@ -45,7 +45,7 @@ def test_the_strong_pipeline_trains_resumes_and_reports_both_games(tmp_path) -> 
     assert len(res["history"]) == 3 and (runs / "doudizhu" / "snapshots" / "epoch001.pt").exists()
     c = strong.curve("doudizhu", longer, runs=runs, reports=reports, workers=1)
     assert [p["epoch"] for p in c["points"]] == [1, 2, 3]
-    hours = [p["core_hours"] for p in c["points"]]
+    hours = [p["cpu_hours"] for p in c["points"]]
     assert 0 < hours[0] < hours[1] < hours[2]
     first = c["points"][0]["heuristic"]
     assert set(first) == {"landlord", "peasants", "both"} and first["landlord"]["games"] == 2
