@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion server
+.PHONY: run test lint bench venv ablations champion strong server
 
 venv: $(VENV)/.installed
 
@@ -33,6 +33,11 @@ ablations: venv
 # study's PPO first when runs/ppo is missing)
 champion: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro champion/dvc.yaml
+
+# the strong learners (issue 25; strong/params.yaml; not part of `run`): DouZero's Deep Monte-Carlo in both
+# games far past the study's budget, resumed when killed, its learning curve against CPU-hours
+strong: venv
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

@@ -87,26 +87,20 @@ def math_path() -> dict[str, str]:
 
 
 def evaluate_agent(agent: str, spec: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The agent's win rate (with its 95% interval and games) against each opponent of ``spec``."""
-    from climbrl.evaluate.baselines_report import duel_rules
-    from climbrl.evaluate.duel import team_match
-    from climbrl.evaluate.match import run_match
+    """The agent's win rate (with its 95% interval and games) against each opponent of ``spec``
+    (:func:`climbrl.evaluate.versus.versus`; over both roles under DouZero's protocol)."""
+    from climbrl.evaluate.versus import versus
     from climbrl.games.registry import DEFAULT_PRESETS, num_players
 
     ev = spec["evaluate"]
     game = spec["train"].get("game", GAME)
     rules = spec["train"].get("rules", DEFAULT_PRESETS[game])
-    if duel_rules(game, rules):
-        out = {}
-        for opp in spec["opponents"]:
-            both = team_match(agent, opp, game=game, rules=rules, deals=ev["games"] // num_players(game),
-                              seed=ev["seed"], workers=ev.get("workers", 1), per_deal=False,
-                              purpose=PURPOSE)["A"]["both"]
-            out[opp] = {k: both[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "games")}
-        return out
-    return {opp: run_match(agent, [opp], rules=rules, games=ev["games"], seed=ev["seed"],
-                           workers=ev.get("workers", 1), game=game, purpose=PURPOSE)
-            for opp in spec["opponents"]}
+    out = {}
+    for opp in spec["opponents"]:
+        r = versus(agent, opp, game, rules, deals=ev["games"] // num_players(game), seed=ev["seed"],
+                   workers=ev.get("workers", 1), purpose=PURPOSE)
+        out[opp] = r.get("both", r.get("all"))
+    return out
 
 
 def train_and_evaluate(spec: dict[str, Any], out_dir: Path) -> dict[str, dict[str, float]]:

@@ -32,7 +32,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = {"climbrl": REPO / "src", "pipeline": REPO}  # top-level project package -> folder holding it
 DISPATCH = {"pipeline.__main__", "pipeline.stages", "pipeline.flows", "climbrl.cli"}
-PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml"]
+PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml", REPO / "strong" / "dvc.yaml"]
 
 
 @cache
@@ -177,13 +177,19 @@ def stages() -> list[tuple[str, str, list[Path]]]:
     """(name, command, dep paths resolved from the repository) of every stage, foreach expanded."""
     out = []
     for path in PIPELINES:
-        for name, st in yaml.safe_load(path.read_text())["stages"].items():
+        doc = yaml.safe_load(path.read_text())
+        variables: dict = {}
+        for v in doc.get("vars", []):  # a params file of the pipeline's folder (strong/dvc.yaml: its params.yaml)
+            variables.update(yaml.safe_load((path.parent / v).read_text()))
+        for name, st in doc["stages"].items():
             if "foreach" in st:
                 each = st["foreach"]
+                if isinstance(each, str) and each.startswith("${") and each.endswith("}"):
+                    each = variables[each[2:-1]]
                 assert isinstance(each, list | dict), f"{name}: only a list or mapping foreach is handled"
                 keys = each if isinstance(each, list) else list(each)
                 values = each if isinstance(each, list) else list(each.values())
-                items = [(f"{name}@{key}", {k: _sub(v, i) for k, v in st["do"].items()})
+                items = [(f"{name}@{key}", {k: _sub(_sub(v, i), key, "key") for k, v in st["do"].items()})
                          for key, i in zip(keys, values, strict=True)]
             else:
                 items = [(name, st)]
@@ -193,19 +199,29 @@ def stages() -> list[tuple[str, str, list[Path]]]:
     return out
 
 
-def _sub(value, item):
-    """``value`` with DVC's ``${item}`` (a list item) or ``${item.field}`` (a mapping item) filled in."""
+def _sub(value, item, name: str = "item"):
+    """``value`` with DVC's ``${item}`` (a list item) or ``${item.field}`` (a mapping item, nested
+    fields too) filled in; ``name="key"``: the ``${key}`` of a mapping's foreach."""
     if isinstance(value, str):
         if isinstance(item, dict):
-            for k, v in item.items():
-                value = value.replace(f"${{item.{k}}}", str(v))
+            for k, v in _flat(item).items():
+                value = value.replace(f"${{{name}.{k}}}", str(v))
             return value
-        return value.replace("${item}", str(item))
+        return value.replace(f"${{{name}}}", str(item))
     if isinstance(value, list):
-        return [_sub(v, item) for v in value]
+        return [_sub(v, item, name) for v in value]
     if isinstance(value, dict):
-        return {_sub(k, item): _sub(v, item) for k, v in value.items()}
+        return {_sub(k, item, name): _sub(v, item, name) for k, v in value.items()}
     return value
+
+
+def _flat(item: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in item.items():
+        out[prefix + k] = v
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+    return out
 
 
 def covered(f: Path, deps: list[Path]) -> bool:

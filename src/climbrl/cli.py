@@ -559,7 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     cv.set_defaults(func=cmd_convert)
 
     tr = sub.add_parser("train", help="train a learner by self-play (checkpoint + per-epoch CSV)")
-    tr.add_argument("--algo", required=True, help="ppo, mcq, sarsa, qlearning or dqn")
+    tr.add_argument("--algo", required=True,
+                    help="ppo, mcq, sarsa, qlearning, dqn or dmc (Deep Monte-Carlo, DouZero's)")
     tr.add_argument("--game", default=None, choices=games, help="the game (default big2)")
     tr.add_argument("--rules", default=None, help=f"rules preset ({presets}); default: the game's (paper, standard)")
     tr.add_argument("--epochs", type=_positive, default=None, help="default 100")

@@ -16,10 +16,11 @@ from typing import Any
 
 from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 
-ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn")
+ALGOS = ("ppo", "mcq", "sarsa", "qlearning", "dqn", "dmc")
 CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_pool")
 SYNC_UNITS = ("updates", "decisions")
 DEVICES = ("cpu", "cuda", "auto")
+OPTIMIZERS = ("adam", "rmsprop")
 
 
 class ConfigError(ValueError):
@@ -29,7 +30,7 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class TrainConfig:
     algo: str = "ppo"
-    """Learner: ppo, mcq, sarsa, qlearning or dqn."""
+    """Learner: ppo, mcq, sarsa, qlearning, dqn or dmc (DouZero's Deep Monte-Carlo)."""
     game: str = "big2"
     """The game: big2 or doudizhu."""
     rules: str = ""
@@ -53,6 +54,9 @@ class TrainConfig:
     lr: float = 3e-4
     gamma: float = 0.99
     max_grad_norm: float = 0.5
+    optimizer: str = "adam"
+    """The network's optimizer: ``adam`` (Adam, torch's defaults) or ``rmsprop`` (DouZero's:
+    RMSprop with alpha 0.99, eps 1e-5, no momentum)."""
     minibatch_decisions: int = 1024
     """Decisions per minibatch for the on-policy learners (ppo, mcq, sarsa)."""
     update_epochs: int = 1
@@ -170,7 +174,15 @@ ALGO_DEFAULTS: dict[str, dict[str, Any]] = {
     "qlearning": {"lr": 1e-4, "target_sync": 1000, "target_sync_unit": "decisions"},
     "dqn": {"lr": 1e-4, "double": True, "dueling": True, "prioritized": True, "target_sync": 1000,
             "target_sync_unit": "decisions"},
+    # DouZero's (Zha et al., 2021): the undiscounted return, epsilon 0.01, RMSprop at 1e-4, gradients
+    # clipped at norm 40
+    "dmc": {"lr": 1e-4, "gamma": 1.0, "epsilon": 0.01, "optimizer": "rmsprop", "max_grad_norm": 40.0},
 }
+
+ALGO_GAME_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
+    ("dmc", "doudizhu"): {"role_networks": True},  # DouZero: one network per position
+}
+"""Defaults of one learner in one game (after :data:`GAME_DEFAULTS` and :data:`ALGO_DEFAULTS`)."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +270,10 @@ def _validate(c: TrainConfig) -> None:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
     if c.device not in DEVICES:
         _fail("device", f"must be one of {', '.join(DEVICES)}, got {c.device!r}")
+    if c.optimizer not in OPTIMIZERS:
+        _fail("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {c.optimizer!r}")
+    if c.algo == "dmc" and c.gamma != 1:
+        _fail("gamma", f"dmc learns the episode's undiscounted return: gamma must be 1, got {c.gamma!r}")
     if c.target_sync_unit not in SYNC_UNITS:
         _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
     ints = {"seed": 0, "eval_seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0,
@@ -370,7 +386,9 @@ def train_config(algo: str = "ppo", **overrides: Any) -> TrainConfig:
     for k in overrides:
         if k not in known:
             _fail(k, "unknown field")
-    values = {**GAME_DEFAULTS.get(overrides.get("game", "big2"), {}), **ALGO_DEFAULTS[algo], **overrides}
+    game = overrides.get("game", "big2")
+    values = {**GAME_DEFAULTS.get(game, {}), **ALGO_DEFAULTS[algo], **ALGO_GAME_DEFAULTS.get((algo, game), {}),
+              **overrides}
     for k in ("eval_opponents", "pool_rule_agents", "fixed_opponents"):
         if isinstance(values.get(k), str):  # one name, or names with commas (--set eval_opponents=random,greedy)
             values[k] = [a.strip() for a in values[k].split(",") if a.strip()]

@@ -66,7 +66,7 @@ def suggest(trial: Any, algo: str) -> dict[str, Any]:
         values["target_sync"] = trial.suggest_int("target_sync", 50, 5000, log=True)
     if algo == "dqn":
         values["epsilon_decay_steps"] = trial.suggest_int("epsilon_decay_steps", 5_000, 500_000, log=True)
-    if algo in ("mcq", "sarsa", "qlearning"):
+    if algo in ("mcq", "sarsa", "qlearning", "dmc"):
         values["epsilon"] = trial.suggest_float("epsilon", 0.01, 0.3)
     return values
 

@@ -42,6 +42,7 @@ process that dies takes its actors with it (:func:`climbrl.threads.die_with_pare
 from __future__ import annotations
 
 import multiprocessing as mp
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -117,13 +118,16 @@ def pack(seatings: Sequence[Sequence[Agent]], learner: PolicyAgent) -> tuple[lis
     return table, seats, ref(learner)
 
 
-def play_slice(task: tuple) -> tuple[Rollout, int]:
-    """An actor's work: rebuild the agents, play the slice's games, collect the learner's decisions."""
+def play_slice(task: tuple) -> tuple[Rollout, int, float]:
+    """An actor's work: rebuild the agents, play the slice's games, collect the learner's
+    decisions; with the CPU seconds the actor spent on it."""
+    cpu = time.process_time()
     game_name, table, seats, learner_ix, seeds, seat_seeds, shaping, card_score, terms, device = task
     agents = [a.build(device) if isinstance(a, NetSpec) else a for a in table]
     seatings = [[agents[i] for i in seating] for seating in seats]
-    return collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping, card_score,
-                   terms)
+    rollout, decisions = collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping,
+                                 card_score, terms)
+    return rollout, decisions, time.process_time() - cpu
 
 
 def _died(e: BaseException) -> ActorError:
@@ -139,6 +143,9 @@ class Pending:
         self.done = done
         self.bid_batch: Any = None
         """The separate bid model's batch of these games (played in the training process only)."""
+        self.actor_cpu_seconds = 0.0
+        """CPU seconds the actors spent on these games (0 for games played in the training process,
+        whose own CPU time counts them)."""
 
     def result(self) -> tuple[Rollout, int]:
         """The learner's decisions of the games and every seat's decision count (waits)."""
@@ -148,6 +155,7 @@ class Pending:
             except BrokenProcessPool as e:
                 raise _died(e) from None
             self.done = Rollout.concat([p[0] for p in parts]), sum(p[1] for p in parts)
+            self.actor_cpu_seconds = sum(p[2] for p in parts)
         return self.done
 
 

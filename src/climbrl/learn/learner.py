@@ -3,6 +3,8 @@ policy and the state that a checkpoint must hold. Subclasses add only their own 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -16,6 +18,13 @@ from climbrl.learn.trainable import TrainableState
 
 def t(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(x))
+
+
+def make_optimizer(cfg: TrainConfig, params: Any) -> torch.optim.Optimizer:
+    """``cfg.optimizer`` over ``params`` at ``cfg.lr``: Adam, or RMSprop as DouZero sets it."""
+    if cfg.optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, lr=cfg.lr, alpha=0.99, eps=1e-5, momentum=0.0)
+    return torch.optim.Adam(params, lr=cfg.lr)
 
 
 class Learner(TrainableState):
@@ -41,7 +50,7 @@ class Learner(TrainableState):
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
                             value_head=self.value_head, dueling=self.dueling, generator=self.generator,
                             n_actions=getattr(self.encoder, "n_actions", 0), **roles).to(self.device)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.opt = make_optimizer(cfg, self.net.parameters())
         self.updates = 0
         self.decisions_seen = 0
 

@@ -130,7 +130,7 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
     With ``lag`` (``actor_lag``) the epoch's games may have been started by the previous epoch,
     and the next epoch's are started before the update; ``play_seconds`` is then the time the
     update waited for the games."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     bids = bids or BidRouting(cfg)
     if lag is not None and lag.pending is not None:
         played = lag.pending
@@ -159,6 +159,8 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
         "decisions_per_s": total_decisions / play_secs,
         "play_seconds": play_secs,
         "update_seconds": secs - play_secs,
+        # the training process's CPU time and its actors': what the epoch cost, whatever else ran
+        "cpu_seconds": time.process_time() - cpu + played.actor_cpu_seconds,
         "mean_return": float(np.mean(rollout.rewards[rollout.dones])),
         **{f"loss/{k}": v for k, v in stats.items()},
     }

@@ -1,0 +1,313 @@
+"""The strong learners beside the study (issue 25): ``make strong`` runs ``dvc repro
+strong/dvc.yaml`` from ``strong/params.yaml``, one training per game, far past the study's budget.
+
+- ``train GAME`` (``python -m pipeline.strong train GAME``): the game's learner (DouZero's Deep
+  Monte-Carlo by default, :mod:`climbrl.learn.dmc`) with the params' settings, into
+  ``runs/strong/GAME``. Every epoch writes its checkpoint, so a killed run continues from its last
+  finished epoch when the stage runs again (the folder is a persistent DVC output; a run whose
+  settings changed starts over). Logged live to MLflow (``tracking`` in the params). A copy of the
+  policy is kept every ``train.keep_policy_every`` epochs: the points of the learning curve.
+- ``curve GAME``: every kept policy and the final one against each ``curve.opponents`` on the
+  same fresh deals (purpose ``deep``, ``curve.seed``), judged as the game is judged
+  (:func:`climbrl.evaluate.versus.versus`: Dou Dizhu by role, WP and ADP; Big 2 from every seat,
+  win rate and points), placed at the **CPU-hours** the training had spent when the policy was
+  kept (:func:`cpu_seconds`: the CPU time of the training process and its actors; the in-training
+  evaluations are not counted). ``reports/strong/GAME/curve.json``.
+- ``final GAME``: the final policy (no choice among the kept ones, so no validation deals are
+  needed) against each ``evaluate.opponents`` on the study's versioned evaluation deals of the
+  game (``evaluate.deal_set``), ``reports/strong/GAME/final.json``.
+- ``report``: ``reports/strong/report.md`` and one figure per game (``figures/GAME.png``), the
+  curve against CPU-hours with each target of the issue drawn in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import pipeline  # noqa: F401  (environment defaults)
+
+PARAMS = Path("strong/params.yaml")
+RUNS = Path("runs/strong")
+REPORTS = Path("reports/strong")
+SECTIONS = ("train", "curve", "evaluate")
+TARGETS: dict[str, list[tuple[str, str, float, str]]] = {
+    # (opponent, role, win rate at least, what the issue asks)
+    "doudizhu": [("rlcard-rule", "landlord", 0.80, "issue 25: >= 0.80 as landlord (DouZero 0.87)"),
+                 ("rlcard-rule", "peasants", 0.85, "issue 25: >= 0.85 as peasants (DouZero 0.91)"),
+                 ("heuristic", "landlord", 0.50, "issue 25: above 0.50 against the heuristic"),
+                 ("heuristic", "peasants", 0.50, "issue 25: above 0.50 against the heuristic")],
+    "big2": [("heuristic", "all", 0.40, "issue 25: >= 0.40 against three heuristic players (PPO 0.311)")],
+}
+"""The issue's targets, each read on the final evaluation's point estimate and drawn on the curve."""
+
+
+def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
+    """``{game: {train, curve, evaluate}}``; ``ValueError`` naming the file and key on anything
+    else (the training settings are checked by :func:`climbrl.config.train_config`)."""
+    from climbrl.config import train_config
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    games = (data or {}).get("games") if isinstance(data, dict) else None
+    if not isinstance(games, dict) or not games:
+        raise ValueError(f"{path}: expected a 'games' mapping of game name to its train, curve and evaluate")
+    for game, spec in games.items():
+        if not isinstance(spec, dict) or set(spec) != set(SECTIONS):
+            raise ValueError(f"{path}: games.{game} must hold exactly {', '.join(SECTIONS)}")
+        train = dict(spec["train"])
+        if train.get("game", game) != game:
+            raise ValueError(f"{path}: games.{game}.train.game must be {game!r}")
+        train_config(train.pop("algo", "dmc"), **{**train, "game": game})  # ConfigError names the field
+        needs = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
+        for section, keys in needs.items():
+            missing = [k for k in keys if k not in spec[section]]
+            if missing:
+                raise ValueError(f"{path}: games.{game}.{section} needs {', '.join(missing)}")
+    return games
+
+
+def config(spec: dict[str, Any], game: str) -> Any:
+    from climbrl.config import train_config
+
+    train = dict(spec["train"])
+    return train_config(train.pop("algo", "dmc"), **{**train, "game": game})
+
+
+def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, track: bool = True,
+               tracking: dict[str, str] | None = None) -> dict[str, Any]:
+    """Train (or continue) the game's strong learner; a folder trained with other settings is
+    started over, so the stage's output always matches its params; an unreadable checkpoint is
+    a :class:`~climbrl.learn.checkpoint.CheckpointError` and the folder is left as it is."""
+    from climbrl.learn import checkpoint as ckpt
+    from climbrl.learn.train import CHECKPOINT, METRICS, POLICY
+    from climbrl.training import train
+
+    cfg = config(params[game], game)
+    out = runs / game
+    resume = (out / CHECKPOINT).exists()
+    if resume:
+        conflicts = ckpt.resume_conflicts(cfg, ckpt.load(out / CHECKPOINT))  # CheckpointError: left for a person
+        if conflicts:
+            print(f"strong {game}: {out} was trained with other settings ({'; '.join(map(str, conflicts))}): "
+                  "starting over", file=sys.stderr)
+            shutil.rmtree(out)
+            resume = False
+    if not track:
+        return train(cfg, out, resume=resume, progress=False)
+    from climbrl import track as tr
+
+    t = tracking or {"tracking_uri": "sqlite:///mlflow.db", "experiment": "climbrl-strong"}
+    tr.configure(t["tracking_uri"], t["experiment"])
+    with tr.training_run(cfg.to_dict(), out, artifacts=[out / POLICY, out / METRICS], resuming=resume,
+                         tags={"stage": "strong-train", "game": game}) as run:
+        res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
+        run.complete(res["history"])
+    return res
+
+
+def cpu_seconds(history: list[dict[str, Any]]) -> list[float]:
+    """The CPU seconds the training had spent by the end of each epoch: the training process's and
+    its actors' (``cpu_seconds`` of each epoch's row; the in-training evaluations are not counted:
+    they measure, they do not train). CPU time, not wall time: other work on the machine does not
+    inflate it."""
+    return [float(x) for x in itertools.accumulate(r.get("cpu_seconds", r["play_seconds"] + r["update_seconds"])
+                                                   for r in history)]  # rows from before the field: wall time
+
+
+def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, reports: Path = REPORTS,
+          workers: int = 2) -> dict[str, Any]:
+    """Every kept policy and the final one against the curve's opponents, on the same deals."""
+    from climbrl.evaluate.versus import versus
+    from climbrl.learn import checkpoint as ckpt
+    from climbrl.learn.train import CHECKPOINT, POLICY, SNAPSHOTS
+
+    spec, cfg = params[game], config(params[game], game)
+    out = runs / game
+    if not (out / POLICY).exists():
+        raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
+    history = ckpt.load(out / CHECKPOINT)["history"]
+    spent = cpu_seconds(history)
+    points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
+    policies = [(int(p.stem[5:]), p) for p in points]
+    if not policies or policies[-1][0] != len(history):
+        policies.append((len(history), out / POLICY))
+    rows = []
+    for epoch, path in policies:
+        row: dict[str, Any] = {"epoch": epoch, "games": sum(r["games"] for r in history[:epoch]),
+                               "decisions": sum(r["decisions"] for r in history[:epoch]),
+                               "cpu_hours": spent[epoch - 1] / 3600}
+        for opp in spec["curve"]["opponents"]:
+            row[opp] = versus(f"checkpoint:{path}", opp, game, cfg.rules, spec["curve"]["deals"],
+                              spec["curve"]["seed"], workers=workers, purpose="deep")
+        rows.append(row)
+    res = {"game": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
+           "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows}
+    (reports / game).mkdir(parents=True, exist_ok=True)
+    (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
+def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, reports: Path = REPORTS,
+          workers: int = 2) -> dict[str, Any]:
+    """The final policy against each opponent on the game's versioned evaluation deals."""
+    from climbrl.agents.runner import load_deal_seeds
+    from climbrl.evaluate.baselines_report import duel_rules
+    from climbrl.evaluate.duel import team_match
+    from climbrl.evaluate.match import run_match
+    from climbrl.games.registry import num_players
+    from climbrl.learn.train import POLICY
+
+    spec, cfg = params[game], config(params[game], game)
+    policy = runs / game / POLICY
+    if not policy.exists():
+        raise FileNotFoundError(f"no trained policy in {runs / game}: run python -m pipeline.strong train {game} first")
+    seeds = load_deal_seeds(spec["evaluate"]["deal_set"])[:spec["evaluate"]["deals"]]
+    if len(seeds) < spec["evaluate"]["deals"]:
+        raise ValueError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
+                         f"{spec['evaluate']['deals']}")
+    agent = f"checkpoint:{policy}"
+    matches = {}
+    for opp in spec["evaluate"]["opponents"]:
+        if duel_rules(game, cfg.rules):
+            r = team_match(agent, opp, game=game, rules=cfg.rules, deals=len(seeds), seeds=seeds, workers=workers,
+                           per_deal=False)["A"]
+            matches[opp] = {role: r[role] for role in ("landlord", "peasants", "both")}
+        else:
+            matches[opp] = {"all": run_match(agent, [opp], rules=cfg.rules, games=len(seeds) * num_players(game),
+                                             seeds=seeds, workers=workers, game=game)}
+    res = {"game": game, "rules": cfg.rules, "algo": cfg.algo, "deal_set": spec["evaluate"]["deal_set"],
+           "deals": len(seeds), "matches": matches}
+    (reports / game).mkdir(parents=True, exist_ok=True)
+    (reports / game / "final.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
+def _cell(x: dict[str, Any], points: str) -> str:
+    from climbrl.evaluate.stats import format_interval
+
+    return (f"{x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] (n={x['games']:,}); "
+            f"{points} {x[points if points in x else 'adp']:+.3f} "
+            f"{format_interval(x.get(points + '_low'), x.get(points + '_high'), '+.3f')}")
+
+
+def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
+    """``report.md`` and the curves' figures, from each game's ``curve.json`` and ``final.json``."""
+    lines = ["# The strong learners (issue 25)", "",
+             "One training per game, far past the study's budget (`strong/params.yaml`, `make strong`). Learning "
+             "curve: every kept policy against each opponent on the same fresh deals, at the CPU-hours the "
+             "training had spent (CPU time of the training process and its actors). Final: the last "
+             "policy (chosen by nothing) on the game's versioned evaluation deals. Win rates with their 95% "
+             "intervals; Dou Dizhu by role under DouZero's protocol, with ADP; Big 2 from every seat, with the "
+             "rules' points per game. The network plays alone: no search.", ""]
+    for game in params:
+        c_path, f_path = reports / game / "curve.json", reports / game / "final.json"
+        if not c_path.exists() or not f_path.exists():
+            lines += [f"## {game}", "", f"Not run yet (`dvc repro strong/dvc.yaml`: curve@{game}, final@{game}).", ""]
+            continue
+        c, f = json.loads(c_path.read_text()), json.loads(f_path.read_text())
+        pts = "adp" if any("landlord" in m for m in f["matches"].values()) else "mean_reward"
+        last = c["points"][-1]
+        lines += [f"## {game} (`{f['rules']}` rules, {f['algo']})", "",
+                  f"Trained {last['epoch']} epochs, {last['games']:,} games, {last['decisions']:,} decisions, "
+                  f"{last['cpu_hours']:.2f} CPU-hours with {c['actors']} actor(s).", "",
+                  f"Final, on {f['deals']} evaluation deals (`{f['deal_set']}`):", "",
+                  "| opponent | role | WP [95% CI] (games); points |", "|---|---|---|"]
+        for opp, by_role in f["matches"].items():
+            for role, x in by_role.items():
+                lines.append(f"| {opp} | {role} | {_cell(x, pts)} |")
+        lines += ["", "| target | measured | |", "|---|---|---|"]
+        for opp, role, at_least, what in TARGETS.get(game, []):
+            x = f["matches"].get(opp, {}).get(role)
+            if x is None:
+                lines.append(f"| {what} | not measured | |")
+            else:
+                lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
+                             f"{'met' if x['win_rate'] >= at_least else 'missed'} |")
+        lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}):", "",
+                  "| epoch | CPU-hours | games | " + " | ".join(
+                      f"{o} {r}" for o in c["points"][0] if isinstance(c["points"][0][o], dict)
+                      for r in c["points"][0][o]) + " |"]
+        roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
+        lines.append("|---|---|---|" + "---|" * len(roles))
+        for p in c["points"]:
+            lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
+                f"{p[o][r]['win_rate']:.3f}" for o, r in roles) + " |")
+        (reports / "figures").mkdir(parents=True, exist_ok=True)
+        _plot(c, roles, TARGETS.get(game, []), reports / "figures" / f"{game}.png")
+        lines += ["", f"![learning curve](figures/{game}.png)", ""]
+    out = reports / "report.md"
+    reports.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[str, str, float, str]],
+          path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = [p["cpu_hours"] for p in c["points"]]
+    for opp, role in roles:
+        y = [p[opp][role]["win_rate"] for p in c["points"]]
+        lo = [p[opp][role]["win_rate_low"] for p in c["points"]]
+        hi = [p[opp][role]["win_rate_high"] for p in c["points"]]
+        line, = ax.plot(x, y, marker="o", label=f"vs {opp} ({role})")
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15)
+        for t_opp, t_role, at_least, _ in targets:
+            if (t_opp, t_role) == (opp, role):
+                ax.axhline(at_least, color=line.get_color(), ls=":", lw=1)
+    ax.set_xlabel("CPU-hours of training")
+    ax.set_ylabel("win rate (95% interval)")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{c['game']} ({c['rules']}), {c['algo']}: dotted = the issue's targets")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pipeline.strong")
+    p.add_argument("step", choices=("train", "curve", "final", "report"))
+    p.add_argument("game", nargs="?")
+    p.add_argument("--params", default=str(PARAMS))
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--no-track", action="store_true", help="train without MLflow")
+    args = p.parse_args(argv)
+    try:
+        params = load_strong_params(Path(args.params))
+        if args.step != "report" and args.game not in params:
+            raise ValueError(f"name a game of {args.params}: {', '.join(params)}")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    if args.step == "train":
+        raw = yaml.safe_load(Path(args.params).read_text())
+        train_game(args.game, params, track=not args.no_track, tracking=raw.get("tracking"))
+    elif args.step == "curve":
+        curve(args.game, params, workers=args.workers)
+    elif args.step == "final":
+        final(args.game, params, workers=args.workers)
+    else:
+        print(report(params))
+    print(f"strong {args.step} {args.game or ''}: {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

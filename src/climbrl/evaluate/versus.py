@@ -1,0 +1,34 @@
+"""One agent against copies of one opponent, judged as the game is judged: under DouZero's
+protocol (a team game with a fixed landlord: :func:`~climbrl.evaluate.baselines_report.duel_rules`)
+by role, else every deal from every seat. The CI regression gates and the strong learners'
+curves (``pipeline/strong.py``) read their numbers from here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROLE_KEYS = ("win_rate", "win_rate_low", "win_rate_high", "games", "adp", "adp_low", "adp_high")
+
+
+def versus(agent: str, opponent: str, game: str, rules: str, deals: int, seed: int, workers: int = 1,
+           purpose: str | None = None) -> dict[str, dict[str, Any]]:
+    """``agent`` against copies of ``opponent`` on ``deals`` deals drawn from ``seed`` for
+    ``purpose``. Under DouZero's protocol: ``landlord``, ``peasants`` and ``both`` (win rate with
+    its 95% interval, games, ADP with its interval: each deal with the agent as landlord, then as
+    both peasants); else ``all`` (win rate with its interval, games and the mean reward, the
+    rules' points, with its interval: each deal from every seat)."""
+    from climbrl.evaluate.baselines_report import duel_rules
+    from climbrl.evaluate.duel import team_match
+    from climbrl.evaluate.match import run_match
+    from climbrl.games.registry import num_players
+
+    if duel_rules(game, rules):
+        res = team_match(agent, opponent, game=game, rules=rules, deals=deals, seed=seed, workers=workers,
+                         per_deal=False, purpose=purpose)["A"]
+        return {role: {k: res[role][k] for k in ROLE_KEYS if k in res[role]}
+                for role in ("landlord", "peasants", "both")}
+    return {"all": run_match(agent, [opponent], rules=rules, games=deals * num_players(game), seed=seed,
+                             workers=workers, game=game, purpose=purpose)}
+
+
+__all__ = ["versus", "ROLE_KEYS"]
