@@ -234,7 +234,10 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
             else:
                 lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
                              f"{'met' if x['win_rate'] >= at_least else 'missed'} |")
-        lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}):", "",
+        half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"]
+                   for o in p if isinstance(p[o], dict) for r in p[o])
+        lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}; every win rate's 95% "
+                  f"interval is at most +-{half:.3f}, drawn in the figure):", "",
                   "| epoch | CPU-hours | games | " + " | ".join(
                       f"{o} {r}" for o in c["points"][0] if isinstance(c["points"][0][o], dict)
                       for r in c["points"][0][o]) + " |"]
