@@ -228,18 +228,11 @@ def _write(record: dict[str, Any], path: Path) -> dict[str, Any]:
     return record
 
 
-def deals_digest(seeds: list[int]) -> str:
-    """The SHA-256 of the deal seeds a match played (the report checks its records against the
-    deal set as it is now: the file's name alone does not say which deals it held then)."""
-    import hashlib
-
-    return hashlib.sha256(",".join(map(str, seeds)).encode()).hexdigest()
-
-
 def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS) -> dict[str, Any]:
     """One match of ``params.matches`` (see the module docstring); writes and returns its record."""
     from climbrl.evaluate.match import deal_wins
     from climbrl.evaluate.stats import deal_record
+    from pipeline.champion_report import deals_digest
 
     m, seeds, game = _match_setup(name, params)
     players = game.num_players

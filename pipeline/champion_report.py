@@ -182,11 +182,18 @@ def report(params: Any, reports: str | Path) -> Path:
     return out
 
 
+def deals_digest(seeds: list[int]) -> str:
+    """The SHA-256 of the deal seeds a match played (the report checks its records against the
+    deal set as it is now: the file's name alone does not say which deals it held then)."""
+    import hashlib
+
+    return hashlib.sha256(",".join(map(str, seeds)).encode()).hexdigest()
+
+
 def _stale_lines(params: Any, records: dict[str, dict[str, Any]]) -> list[str]:
     """A warning naming the records played on other deals than the deal set holds now (a record
     without the deals' digest predates it)."""
     from climbrl.agents.runner import load_deal_seeds
-    from pipeline.champion import deals_digest
 
     seeds = load_deal_seeds(params.deal_set)
     stale = [k for k, r in records.items()

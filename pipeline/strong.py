@@ -35,7 +35,7 @@ import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
 
-PARAMS = Path("strong/params.yaml")
+PARAMS = Path(__file__).resolve().parents[1] / "strong" / "params.yaml"
 RUNS = Path("runs/strong")
 REPORTS = Path("reports/strong")
 SECTIONS = ("train", "curve", "evaluate")

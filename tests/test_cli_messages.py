@@ -4,7 +4,6 @@ of the issue; every one of them failed (traceback, silence or an unnamed message
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -55,8 +54,8 @@ TINY_TRAIN = ("train", "--algo", "ppo", "--epochs", "1", "--games-per-epoch", "1
     (["evaluate", "--agent", "random", "--opponents", "random", "--games", "0"], "argument --games: must be a "
      "positive integer, got 0"),
 ])
-def test_a_bad_command_gets_one_line_naming_it(capsys, tmp_path, argv, message) -> None:
-    os.chdir(tmp_path)  # nothing of these may be written anywhere; a train would write runs/ here
+def test_a_bad_command_gets_one_line_naming_it(capsys, tmp_path, monkeypatch, argv, message) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing of these may be written anywhere; a train would write runs/ here
     rc, out, err = run(capsys, *argv)
     assert rc == 2, (rc, out, err)
     assert message in err, err
@@ -77,10 +76,10 @@ def test_the_learner_may_be_repeated_where_it_agrees(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("text,name", [("lr: 0.1\nlr: 0.2\n", "duplicate"), (b"\xff\xfe\x00binary", "binary")])
-def test_a_bad_config_file_is_named(capsys, tmp_path, text, name) -> None:
+def test_a_bad_config_file_is_named(capsys, tmp_path, monkeypatch, text, name) -> None:
     cfg = tmp_path / f"{name}.yaml"
     cfg.write_bytes(text if isinstance(text, bytes) else text.encode())
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     rc, _, err = run(capsys, *TINY_TRAIN, "--config", str(cfg))
     assert rc == 2 and f"cannot read --config {cfg}" in err, err
     if name == "duplicate":
@@ -109,8 +108,9 @@ def test_a_seed_beyond_the_limit_is_refused_by_the_config() -> None:
     ("bogus://x", "not a database URL Optuna can use"),
     ("sqlite:////nonexistent/dir/x.db", "the folder /nonexistent/dir does not exist"),
 ])
-def test_a_storage_that_cannot_work_is_refused_before_any_trial(capsys, tmp_path, storage, message) -> None:
-    os.chdir(tmp_path)
+def test_a_storage_that_cannot_work_is_refused_before_any_trial(capsys, tmp_path, monkeypatch, storage,
+                                                               message) -> None:
+    monkeypatch.chdir(tmp_path)  # restored afterwards: a later test in this worker reads files relative to the repo
     rc, _, err = run(capsys, "tune", "--params", str(ROOT / "params.yaml"), "--storage", storage, "--trials", "1",
                      "--no-track")
     assert rc == 2 and message in err and "Traceback" not in err, err
@@ -200,7 +200,10 @@ def test_ctrl_c_during_training_is_one_line(tmp_path) -> None:
     p = subprocess.Popen([sys.executable, "-m", "climbrl.cli", "train", "--algo", "ppo", "--epochs", "500",
                           "--games-per-epoch", "4", "--eval-every", "0", "--no-progress", "--set", "hidden=16",
                           "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, cwd=tmp_path)
+                         text=True, cwd=tmp_path,
+                         # SIGINT as a terminal leaves it, whatever this worker's disposition (an ignored
+                         # signal is inherited across exec, and then Python installs no handler)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (tmp_path / "run" / "checkpoint.pt").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
