@@ -194,8 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         write_expected(Path(args.band), spec, results)
         print(f"wrote the expected results to {args.band}")
         return 0
-    failures = gate(results, spec)
-    mode = "exact" if math_path() == spec.get("math_path") else f"two-sided band at {1 - ALPHA:.0%}"
+    path = math_path()
+    failures = gate(results, spec, path=path)
+    mode = "exact" if path == spec.get("math_path") else f"two-sided band at {1 - ALPHA:.0%}"
     print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "mode": mode, "failures": failures}))
     if failures:
         print("REGRESSION GATE FAILED (a change meant to move the results rewrites them: --write):\n  "

@@ -53,8 +53,6 @@ TARGETS: dict[str, list[tuple[str, str, float, str]]] = {
 def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
     """``{game: {train, curve, evaluate}}``; ``ValueError`` naming the file and key on anything
     else (the training settings are checked by :func:`climbrl.config.train_config`)."""
-    from climbrl.config import train_config
-
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as e:
@@ -65,10 +63,9 @@ def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
     for game, spec in games.items():
         if not isinstance(spec, dict) or set(spec) != set(SECTIONS):
             raise ValueError(f"{path}: games.{game} must hold exactly {', '.join(SECTIONS)}")
-        train = dict(spec["train"])
-        if train.get("game", game) != game:
+        if spec["train"].get("game", game) != game:
             raise ValueError(f"{path}: games.{game}.train.game must be {game!r}")
-        train_config(train.pop("algo", "dmc"), **{**train, "game": game})  # ConfigError names the field
+        config(spec, game)  # ConfigError names the field
         needs = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
         for section, keys in needs.items():
             missing = [k for k in keys if k not in spec[section]]
@@ -78,6 +75,7 @@ def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
 
 
 def config(spec: dict[str, Any], game: str) -> Any:
+    """The game's training config (``algo`` defaults to dmc)."""
     from climbrl.config import train_config
 
     train = dict(spec["train"])
@@ -162,10 +160,7 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
           workers: int = 2) -> dict[str, Any]:
     """The final policy against each opponent on the game's versioned evaluation deals."""
     from climbrl.agents.runner import load_deal_seeds
-    from climbrl.evaluate.baselines_report import duel_rules
-    from climbrl.evaluate.duel import team_match
-    from climbrl.evaluate.match import run_match
-    from climbrl.games.registry import num_players
+    from climbrl.evaluate.versus import versus
     from climbrl.learn.train import POLICY
 
     spec, cfg = params[game], config(params[game], game)
@@ -176,16 +171,8 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if len(seeds) < spec["evaluate"]["deals"]:
         raise ValueError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
                          f"{spec['evaluate']['deals']}")
-    agent = f"checkpoint:{policy}"
-    matches = {}
-    for opp in spec["evaluate"]["opponents"]:
-        if duel_rules(game, cfg.rules):
-            r = team_match(agent, opp, game=game, rules=cfg.rules, deals=len(seeds), seeds=seeds, workers=workers,
-                           per_deal=False)["A"]
-            matches[opp] = {role: r[role] for role in ("landlord", "peasants", "both")}
-        else:
-            matches[opp] = {"all": run_match(agent, [opp], rules=cfg.rules, games=len(seeds) * num_players(game),
-                                             seeds=seeds, workers=workers, game=game)}
+    matches = {opp: versus(f"checkpoint:{policy}", opp, game, cfg.rules, len(seeds), seeds=seeds, workers=workers)
+               for opp in spec["evaluate"]["opponents"]}
     res = {"game": game, "rules": cfg.rules, "algo": cfg.algo, "deal_set": spec["evaluate"]["deal_set"],
            "deals": len(seeds), "matches": matches}
     (reports / game).mkdir(parents=True, exist_ok=True)
@@ -197,7 +184,7 @@ def _cell(x: dict[str, Any], points: str) -> str:
     from climbrl.evaluate.stats import format_interval
 
     return (f"{x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] (n={x['games']:,}); "
-            f"{points} {x[points if points in x else 'adp']:+.3f} "
+            f"{points} {x[points]:+.3f} "
             f"{format_interval(x.get(points + '_low'), x.get(points + '_high'), '+.3f')}")
 
 
@@ -234,15 +221,12 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
             else:
                 lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
                              f"{'met' if x['win_rate'] >= at_least else 'missed'} |")
-        half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"]
-                   for o in p if isinstance(p[o], dict) for r in p[o])
+        roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
+        half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)
         lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}; every win rate's 95% "
                   f"interval is at most +-{half:.3f}, drawn in the figure):", "",
-                  "| epoch | CPU-hours | games | " + " | ".join(
-                      f"{o} {r}" for o in c["points"][0] if isinstance(c["points"][0][o], dict)
-                      for r in c["points"][0][o]) + " |"]
-        roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
-        lines.append("|---|---|---|" + "---|" * len(roles))
+                  "| epoch | CPU-hours | games | " + " | ".join(f"{o} {r}" for o, r in roles) + " |",
+                  "|---|---|---|" + "---|" * len(roles)]
         for p in c["points"]:
             lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
                 f"{p[o][r]['win_rate']:.3f}" for o, r in roles) + " |")

@@ -5,18 +5,18 @@ curves (``pipeline/strong.py``) read their numbers from here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-ROLE_KEYS = ("win_rate", "win_rate_low", "win_rate_high", "games", "adp", "adp_low", "adp_high")
 
-
-def versus(agent: str, opponent: str, game: str, rules: str, deals: int, seed: int, workers: int = 1,
-           purpose: str | None = None) -> dict[str, dict[str, Any]]:
-    """``agent`` against copies of ``opponent`` on ``deals`` deals drawn from ``seed`` for
-    ``purpose``. Under DouZero's protocol: ``landlord``, ``peasants`` and ``both`` (win rate with
-    its 95% interval, games, ADP with its interval: each deal with the agent as landlord, then as
-    both peasants); else ``all`` (win rate with its interval, games and the mean reward, the
-    rules' points, with its interval: each deal from every seat)."""
+def versus(agent: str, opponent: str, game: str, rules: str, deals: int, seed: int = 0, workers: int = 1,
+           purpose: str | None = None, seeds: Sequence[int] | None = None) -> dict[str, dict[str, Any]]:
+    """``agent`` against copies of ``opponent`` on ``deals`` deals: the first of ``seeds`` when
+    given (a versioned deal set), else drawn from ``seed`` for ``purpose``. Under DouZero's
+    protocol: ``landlord``, ``peasants`` and ``both`` (the duel's summary of each: win rate with
+    its 95% interval, games, wins, ADP with its interval: each deal with the agent as landlord,
+    then as both peasants); else ``all`` (win rate with its interval, games and the mean reward,
+    the rules' points, with its interval: each deal from every seat)."""
     from climbrl.evaluate.baselines_report import duel_rules
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.match import run_match
@@ -24,11 +24,11 @@ def versus(agent: str, opponent: str, game: str, rules: str, deals: int, seed: i
 
     if duel_rules(game, rules):
         res = team_match(agent, opponent, game=game, rules=rules, deals=deals, seed=seed, workers=workers,
-                         per_deal=False, purpose=purpose)["A"]
-        return {role: {k: res[role][k] for k in ROLE_KEYS if k in res[role]}
-                for role in ("landlord", "peasants", "both")}
+                         seeds=seeds, per_deal=False, purpose=purpose)["A"]
+        return {role: res[role] for role in ("landlord", "peasants", "both")}
     return {"all": run_match(agent, [opponent], rules=rules, games=deals * num_players(game), seed=seed,
-                             workers=workers, game=game, purpose=purpose)}
+                             workers=workers, seeds=None if seeds is None else list(seeds)[:deals], game=game,
+                             purpose=purpose)}
 
 
-__all__ = ["versus", "ROLE_KEYS"]
+__all__ = ["versus"]
