@@ -38,3 +38,46 @@ def postgres_url(postgres_server):
     from pipeline.postgres import create_database
 
     return create_database(postgres_server, f"t{os.getpid()}_{next(_databases)}")
+
+
+# --- a real browser (issues 27 and 28): Debian's chromium driven by Playwright -------------------
+
+CHROMIUM = os.environ.get("CLIMBRL_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the test session (per xdist worker): Debian's package
+    (``/usr/bin/chromium``, or ``CLIMBRL_CHROMIUM``) launched through Playwright's Python API with
+    ``executable_path``, so that no browser is downloaded. Skipped with the reason when either is
+    missing; under CI a failure instead (``.ci/run`` installs both)."""
+    why = None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        why = "Playwright is not installed: pip install -e '.[dev]'"
+    if why is None and not os.access(CHROMIUM, os.X_OK):
+        why = f"no Chromium at {CHROMIUM}: apt-get install chromium (or set CLIMBRL_CHROMIUM)"
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI: the browser tests must run here: {why}")
+        pytest.skip(why)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-dev-shm-usage"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    """A fresh browser context and page for one test (no cookies or storage shared with others)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    try:
+        yield pg
+    finally:
+        context.close()
