@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong server
+.PHONY: run test lint bench venv ablations champion strong server serve
 
 venv: $(VENV)/.installed
 
@@ -38,6 +38,11 @@ champion: venv
 # games far past the study's budget, resumed when killed, its learning curve against CPU-hours
 strong: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/dvc.yaml
+
+# play the lab's agents in a browser (issue 27): http://127.0.0.1:8765/ (PORT=...); this machine only
+PORT ?= 8765
+serve: venv
+	$(VENV)/bin/climbrl serve --port $(PORT)
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

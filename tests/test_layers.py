@@ -2,7 +2,7 @@
 
 Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile, outputs) -> games -> agents ->
 encoders -> config -> learn -> evaluate -> app (training, cli, params, tune, play, report, track,
-simulate, bench) -> pipeline. Every import counts, at module level or inside a function: a lazy
+simulate, bench, serve) -> pipeline. Every import counts, at module level or inside a function: a lazy
 import is still a dependency (the review found agents -> learn and learn <-> evaluate that way).
 """
 
@@ -24,7 +24,7 @@ LAYERS = [
     ("climbrl.learn",),
     ("climbrl.evaluate",),
     ("climbrl.training", "climbrl.cli", "climbrl.params", "climbrl.tune", "climbrl.play", "climbrl.report",
-     "climbrl.track", "climbrl.simulate", "climbrl.bench"),
+     "climbrl.track", "climbrl.simulate", "climbrl.bench", "climbrl.serve"),
     ("pipeline",),
 ]
 

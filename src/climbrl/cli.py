@@ -415,15 +415,28 @@ def cmd_tournament(args: argparse.Namespace) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> None:
-    from climbrl.play import play
+    from climbrl.play import play, play_doudizhu
 
     opponents = _names(args.opponents)
+    if args.game == "doudizhu":
+        if len(opponents) == 1:
+            opponents *= 2
+        if len(opponents) != 2:
+            raise CliError("--opponents takes one agent (two copies) or two")
+        play_doudizhu(args.rules or "standard", tuple(opponents), seat=args.seat, seed=args.seed, hints=args.hints)
+        return
     if len(opponents) == 1:
         opponents *= 3
     if len(opponents) != 3:
         raise CliError("--opponents takes one agent (three copies) or three")
     rules = _default_rules(args.rules, opponents)
     play(rules, tuple(opponents), seat=args.seat, seed=args.seed, hints=args.hints)
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    from climbrl.serve.server import serve
+
+    serve(args.host, args.port, root=args.root, records=args.records)
 
 
 def cmd_bench(args: argparse.Namespace) -> None:
@@ -639,13 +652,25 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--json", action="store_true")
     to.set_defaults(func=cmd_tournament)
 
-    pl = sub.add_parser("play", help="play a game in the terminal against three agents")
-    pl.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper")
-    pl.add_argument("--opponents", default="heuristic", help="one agent (three copies) or three, comma-separated")
+    pl = sub.add_parser("play", help="play a game in the terminal against the agents (Dou Dizhu: the auction too)")
+    pl.add_argument("--game", default="big2", choices=("big2", "doudizhu"), help="the game (default big2)")
+    pl.add_argument("--rules", default=None, help=f"rules preset ({presets}); default paper (doudizhu: standard, "
+                    "which has the auction)")
+    pl.add_argument("--opponents", default="heuristic",
+                    help="one agent (copies in every other seat) or one per other seat, comma-separated")
     pl.add_argument("--seat", type=int, default=0)
     pl.add_argument("--seed", type=_seed, default=0, help="the deal")
     pl.add_argument("--hints", default=None, help="show this agent's probabilities for your moves")
     pl.set_defaults(func=cmd_play)
+
+    sv = sub.add_parser("serve", help="play the lab's agents in a browser: a local web application")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to bind (default 127.0.0.1, this machine only; the application has no "
+                         "login, so another address is refused: reach it from elsewhere through an SSH tunnel)")
+    sv.add_argument("--port", type=_nonnegative, default=8765, help="the port (default 8765; 0: any free one)")
+    sv.add_argument("--root", default=".", help="the project folder whose runs/ lists the trained agents")
+    sv.add_argument("--records", default=None, help="where finished games are saved (default ROOT/runs/played)")
+    sv.set_defaults(func=cmd_serve)
 
     bl = sub.add_parser("baselines", help="the baseline table (baselines.json and .md in --out; the study's "
                         "committed one: python -m pipeline baselines)")

@@ -116,3 +116,90 @@ def play(rules: str = "paper", opponents: tuple[str, str, str] = ("heuristic",) 
     winner = "you" if state.winner == seat else f"seat {state.winner} ({names[state.winner]})"
     out(f"game over: {winner} won. cards left: {state.cards_left()}; returns: {state.returns()}")
     return state.returns()
+
+
+def _ddz_tokens(text: str, hand: list[dict[str, str]]) -> list[str]:
+    """The person's typed cards (``33344``, ``10 J Q K A``, ``BR``) as the hand's card tokens."""
+    from climbrl.games.doudizhu.moves import RANKS, parse_counts
+
+    counts = parse_counts(text.replace("10", "T"))
+    return [f"{RANKS[r]}#{k}" for r in range(len(counts)) for k in range(int(counts[r]))]
+
+
+def _plain(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def m_is_cards(text: str) -> bool:
+    """Whether the typed text reads as cards (``33``), not as a word of the auction (``bid 3``)."""
+    return not any(c.isalpha() and c.upper() not in "TJQKABR" for c in text)
+
+
+def play_doudizhu(rules: str = "standard", opponents: tuple[str, str] = ("heuristic",) * 2, seat: int = 0,
+                  seed: int = 0, hints: str | None = None, ask: Callable[[str], str] = input,
+                  out: Callable[[str], None] = print) -> list[float] | None:
+    """One Dou Dizhu game in the terminal, the auction included (under a preset that has one):
+    the same table as the browser's (:class:`climbrl.serve.table.Table`), so the moves, the
+    agents' seeds and the messages are the same. Returns the returns (None when the person quits)."""
+    from climbrl.games.doudizhu.moves import CardError as DdzCardError
+    from climbrl.serve.table import Table, TableError
+
+    try:
+        table = Table("doudizhu", rules, list(opponents), seat=seat, seed=seed, advisor=hints)
+    except TableError as e:
+        raise ValueError(str(e)) from None
+    out(f"Dou Dizhu under {table.preset} rules, deal {seed}; you are seat {seat}. Type 'quit' to leave.")
+    shown = 0
+    while True:
+        v = table.view()
+        for e in v["events"][shown:]:
+            if e["phase"] == "note":
+                kitty = " ".join(c["label"] for c in e["cards"])
+                out(e["note"] + (f": {kitty}" if kitty else ""))
+            elif e["seat"] != seat:
+                out(f"seat {e['seat']} ({e['who']}): {e['label']}")
+        shown = len(v["events"])
+        if v["over"]:
+            r = v["result"]
+            out(f"game over: {'you won' if r['you_won'] else 'you lost'}; returns: {r['returns']}")
+            return r["returns"]
+        out("")
+        names = ["you" if s == seat else f"{s}:{name}" for s, name in enumerate(v["names"])]
+        out("cards left: " + "   ".join(f"{name} {n}" for name, n in zip(names, v["cards_left"], strict=True)))
+        if v["to_beat"]:
+            out(f"to beat: {v['to_beat']['label']} (seat {v['to_beat']['seat']})")
+        out("your hand: " + " ".join(c["label"] for c in v["hand"]))
+        probs = None
+        if hints:
+            probs = {row["move"]: row["value"] for row in table.advice(v["turn"])["rows"]}
+        for m in v["legal"][:40]:
+            hint = f"   {probs[m['label']]:6.1%}" if probs and probs.get(m["label"]) is not None else ""
+            out(f"  {m['index']:3d}  {m['label']}{hint}")
+        if len(v["legal"]) > 40:
+            out(f"  ... and {len(v['legal']) - 40} more (type the cards)")
+        while True:
+            try:
+                text = ask("your move (cards, a number, or pass): ").strip()
+            except EOFError:
+                text = "quit"
+            if text.lower() in ("quit", "exit", "q"):
+                out("you left the game")
+                return None
+            named = [m["index"] for m in v["legal"] if _plain(m["label"].split(" (")[0]) == _plain(text)]
+            try:
+                if named and not m_is_cards(text):
+                    table.move(v["turn"], index=named[0])
+                elif text.isascii() and text.isdigit():
+                    table.move(v["turn"], index=int(text))
+                elif text.lower() == "pass":
+                    table.move(v["turn"], cards=[])
+                elif not text:
+                    out("type cards, a move number, or pass (an empty line is not a move)")
+                    continue
+                else:
+                    table.move(v["turn"], cards=_ddz_tokens(text, v["hand"]))
+                break
+            except TableError as e:
+                out(str(e) + "".join(f"\n  {o['index']:3d}  {o['label']}" for o in e.extra.get("options", [])))
+            except DdzCardError as e:
+                out(f"not understood: {e}")

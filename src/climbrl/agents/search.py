@@ -299,6 +299,10 @@ class SearchAgent(Agent):
         self.belief = belief
         self.value = value
         self.ranker = ranker
+        self.last_search: dict | None = None
+        """The last :meth:`act`'s search: candidate indices, their wins, cards left and points
+        summed over the sampled deals, and the number of deals (``None`` after a forced move); the
+        interpretability window reads it (:mod:`climbrl.serve.reasoning`)."""
         nets = {}
         if "charlesworth" in (rollout, own):
             from climbrl.agents.external.charlesworth import load_weights
@@ -359,6 +363,7 @@ class SearchAgent(Agent):
                              f"rules preset (its observation and action space), not {d.game.rules.name!r}")
         self.check_value(d.game.rules)  # before any shortcut: a forced first decision is refused too
         masks = np.array(d.moves, dtype=np.int64)
+        self.last_search = None
         if forced_move(d.hand, masks) >= 0:
             return int(forced_move(d.hand, masks))
         cand = self.candidates_of(d)
@@ -369,6 +374,8 @@ class SearchAgent(Agent):
         if self.compiled:  # the networks sample: one stream per deal, drawn after the deals
             seeds = np.array([rng.getrandbits(63) for _ in range(len(deals))], dtype=np.int64)
         wins, cards, points = self.score(d, cand, deals, seeds)
+        self.last_search = {"candidates": cand, "wins": wins, "cards": cards, "points": points,
+                            "samples": len(deals)}
         return int(cand[best_candidate(wins, cards, None if self.value == "win" else points)])
 
     def score(self, d: Decision, cand: np.ndarray, deals: np.ndarray,

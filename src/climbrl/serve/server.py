@@ -1,0 +1,59 @@
+"""Running the application: uvicorn on a loopback address, the address printed once it listens.
+
+The application has no login, so it binds only to this machine's loopback addresses; from another
+machine, reach it through an SSH tunnel (``ssh -L 8765:127.0.0.1:8765 HOST``), which is
+authenticated and encrypted.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+
+
+def check_host(host: str) -> None:
+    """``ValueError`` unless ``host`` is a loopback address (or ``localhost``)."""
+    if host == "localhost":
+        return
+    try:
+        ok = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"--host {host}: climbrl serve has no login, so it binds to this machine only "
+                         "(127.0.0.1 or ::1); from another machine use an SSH tunnel: "
+                         "ssh -L 8765:127.0.0.1:8765 THIS_HOST")
+
+
+def serve(host: str = "127.0.0.1", port: int = 8765, root: str | Path = ".", records: str | Path | None = None,
+          ready=None) -> None:
+    """Serve until interrupted; ``ready(url)`` (default: print it) once the socket listens."""
+    import uvicorn
+
+    from climbrl.serve.app import create_app
+
+    check_host(host)
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"--root {root}: no such folder")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {e.strerror} (another server there? try --port 0)") from None
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    (ready or (lambda u: print(f"climbrl serve: open {u}  (Ctrl-C stops it)", flush=True)))(url)
+    config = uvicorn.Config(create_app(root, records), log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        sys.stdout.flush()
