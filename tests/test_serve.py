@@ -386,3 +386,44 @@ def test_cli_serve_refuses_a_public_address(capsys) -> None:
 
     assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
     assert "SSH tunnel" in capsys.readouterr().err
+
+
+def _match_record(root, deals=12, agent="heuristic", opponent="random"):
+    """A real match (the champion's record format) over a versioned deal set under ``root``."""
+    from climbrl.agents.runner import deal_seeds
+    from climbrl.evaluate.match import deal_wins
+
+    seeds = deal_seeds(8, deals)
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data" / "seeds.json").write_text(json.dumps({"deals": seeds}))
+    wins = deal_wins(agent, [opponent], rules="paper", games=4 * deals, seed=2, seeds=seeds)
+    rec = {"match": "m", "agent": agent, "opponent": opponent, "rules": "paper", "deal_set": "data/seeds.json",
+           "deals": deals, "seat_seed": 2, "games": 4 * deals, "wins": sum(wins),
+           "deal_wins": "".join(map(str, wins))}
+    (root / "reports" / "matches").mkdir(parents=True, exist_ok=True)
+    (root / "reports" / "matches" / "m.json").write_text(json.dumps(rec))
+    return rec
+
+
+def test_a_pipeline_match_game_is_replayed_and_checked_against_its_record(tmp_path) -> None:
+    rec = _match_record(tmp_path)
+    client = TestClient(create_app(tmp_path))
+    listed = client.get("/api/matches").json()
+    assert [m["file"] for m in listed] == ["reports/matches/m.json"]
+    for deal in (0, 5, 11):
+        r = client.post("/api/matches/replay", json={"file": "reports/matches/m.json", "deal": deal, "seat": 1})
+        assert r.status_code == 200, r.text
+        out = r.json()
+        assert out["check"]["same"] and out["check"]["replayed_wins"] == int(rec["deal_wins"][deal])
+        assert out["names"][1] == "heuristic" and out["result"]["winners"]
+    # a record whose result differs (played on other deals, or by other code) is not passed off as its game
+    k = 4
+    rec["deal_wins"] = rec["deal_wins"][:k] + str((int(rec["deal_wins"][k]) + 1) % 5) + rec["deal_wins"][k + 1:]
+    (tmp_path / "reports" / "matches" / "m.json").write_text(json.dumps(rec))
+    out = client.post("/api/matches/replay", json={"file": "reports/matches/m.json", "deal": k, "seat": 0}).json()
+    assert not out["check"]["same"] and "not its game" in out["check"]["text"]
+    for body, words in (({"file": "../m.json"}, "no match record"), ({"file": "reports/matches/m.json", "deal": 99},
+                                                                   "deals 0..11"),
+                        ({"file": "reports/matches/m.json", "seat": 4}, "seats 0..3")):
+        r = client.post("/api/matches/replay", json=body)
+        assert r.status_code == 400 and words in r.json()["error"], r.text

@@ -33,6 +33,9 @@ def server(tmp_path_factory):
                    generator=torch.Generator().manual_seed(0))
     (root / "runs" / "tiny").mkdir(parents=True)
     save_atomic(network_payload(net, "ppo", 1, enc), root / "runs" / "tiny" / "policy.pt")
+    from tests.test_serve import _match_record
+
+    _match_record(root)
     proc = subprocess.Popen([sys.executable, "-m", "climbrl.cli", "serve", "--port", "0", "--root", str(root)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -166,4 +169,12 @@ def test_big2_by_clicks_and_a_second_tab(page, server, shots) -> None:
     page.locator("#records a.record").first.click()
     page.wait_for_selector("#replay-view:not([hidden])")
     assert page.locator("#replay-hands .replay-seat").count() == 4
+    # a game of a pipeline match, played again and checked against the record
+    page.fill("#match-deal", "3")
+    page.fill("#match-seat", "2")
+    page.click("#match-replay")
+    page.wait_for_function("document.getElementById('replay-check').textContent.length > 0")
+    assert "as the record says" in page.text_content("#replay-check")
+    page.click("#replay-last")
+    assert "Game over" in page.text_content("#replay-move")
     assert any(p.name.startswith("big2-paper-seed3") for p in (root / "runs" / "played").iterdir())

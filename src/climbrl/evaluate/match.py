@@ -202,6 +202,28 @@ def _play_chunk(args: tuple) -> MatchResult:
     return res
 
 
+def match_game(agent: str, opponents: Sequence[str], rules: str, seed: int, seeds: Sequence[int], deal: int,
+               agent_seat: int, game: str = "big2") -> tuple[Any, list[bool]]:
+    """One game of a match as the match played it: the game of deal ``deal`` (an index into the
+    match's ``seeds``) with the agent in ``agent_seat``, and whether the agent won that deal from
+    each seat. The whole chunk holding the deal is replayed (:data:`CHUNK_DEALS` deals, the same
+    seatings, seat seeds and lockstep batching as :func:`run_match`), so a batching network decides
+    on the same batches, and the game is the one the match played."""
+    n, opponents, _ = _tasks(agent, opponents, rules, _players(game, rules) * len(seeds), seed, seeds, game)
+    if not 0 <= deal < len(seeds):
+        raise ValueError(f"deal {deal}: the match played deals 0..{len(seeds) - 1}")
+    if not 0 <= agent_seat < n:
+        raise ValueError(f"seat {agent_seat}: the game has seats 0..{n - 1}")
+    start = deal // CHUNK_DEALS * CHUNK_DEALS
+    task = (agent, tuple(opponents), game_name(game, rules), seed, start,
+            list(seeds[start:min(start + CHUNK_DEALS, len(seeds))]))
+    with single_thread():
+        states = _chunk_games(task)
+    first = (deal - start) * n
+    won = [s in states[first + s].result().winners for s in range(n)]
+    return states[first + agent_seat], won
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=worker_init)
 
@@ -394,4 +416,4 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 __all__ = ["MatchResult", "deal_seeds", "deal_wins", "relative_returns", "team_scores", "run_match", "format_table",
-           "play_games", "seat_seed"]
+           "play_games", "seat_seed", "match_game"]

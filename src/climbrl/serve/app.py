@@ -11,6 +11,8 @@ Routes (every error is ``{"error": message}`` with a 4xx or 5xx status, and chan
   written to the record folder; ``GET /api/games/{id}/replay``: its frames.
 - ``GET /api/records``, ``GET /api/records/{name}``: the games finished here (the record folder);
   ``POST /api/replay``: the frames of any record the page uploads.
+- ``GET /api/matches``: the pipeline's match records; ``POST /api/matches/replay``
+  ``{"file", "deal", "seat"}``: one of their games, replayed and checked (:mod:`.matches`).
 
 A game's id is a random token: only the tab that started it (or a person who was given its
 address) can see or move in it. Games live in memory, the oldest dropped beyond ``max_games``.
@@ -32,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from climbrl.serve.catalog import catalog
+from climbrl.serve.matches import MatchError, match_records, replay_match
 from climbrl.serve.replay import RecordError, frames
 from climbrl.serve.table import Table, TableError
 
@@ -52,6 +55,13 @@ class NewGame(BaseModel):
     seed: int = 0
     open_hands: bool = False
     advisor: str | None = None
+
+
+class MatchGame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file: str
+    deal: int = 0
+    seat: int = 0
 
 
 class Move(BaseModel):
@@ -90,6 +100,10 @@ def create_app(root: str | Path = ".", record_dir: str | Path | None = None, max
 
     @app.exception_handler(RecordError)
     async def record_error(request: Request, exc: RecordError) -> JSONResponse:
+        return _error(400, str(exc))
+
+    @app.exception_handler(MatchError)
+    async def match_error(request: Request, exc: MatchError) -> JSONResponse:
         return _error(400, str(exc))
 
     def table(gid: str) -> Table:
@@ -167,6 +181,14 @@ def create_app(root: str | Path = ".", record_dir: str | Path | None = None, max
         if not RECORD_NAME.match(name) or not (records / name).is_file():
             raise TableError(f"no record {name!r}")
         return frames((records / name).read_text())
+
+    @app.get("/api/matches")
+    def list_matches() -> list[dict[str, Any]]:
+        return match_records(root)
+
+    @app.post("/api/matches/replay")
+    def match_replay(body: MatchGame) -> dict[str, Any]:
+        return replay_match(root, body.file, body.deal, body.seat)
 
     @app.post("/api/replay")
     async def replay_upload(request: Request) -> dict[str, Any]:

@@ -46,6 +46,7 @@ def serve(host: str = "127.0.0.1", port: int = 8765, root: str | Path = ".", rec
     except OSError as e:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {e.strerror} (another server there? try --port 0)") from None
+    sock.listen(128)  # connections queue from now on: the printed address answers as soon as it is shown
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"

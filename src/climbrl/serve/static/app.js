@@ -220,6 +220,10 @@ async function askAdvisor() {
 // --- replays -----------------------------------------------------------------------------------
 async function listRecords() {
   show("replays");
+  const matches = await api("GET", "/api/matches");
+  $("match-form").hidden = !matches.length;
+  $("match-file").replaceChildren(...matches.map((m) => el("option", { value: m.file },
+    `${m.agent} vs ${m.opponent} (${m.rules}, ${m.deals} deals): ${m.file}`)));
   const recs = await api("GET", "/api/records");
   $("records").replaceChildren(...(recs.length ? recs.map((r) => el("li", {},
     el("a", { href: "#", class: "record", onclick: (ev) => { ev.preventDefault(); openReplay(`/api/records/${encodeURIComponent(r.name)}`); } }, r.name)))
@@ -239,6 +243,9 @@ async function openReplay(path, body) {
 
 function renderReplay() {
   const f = replay.frames[replayPos];
+  $("replay-title").textContent = replay.title || "";
+  $("replay-check").textContent = replay.check ? `Check: ${replay.check.text}.` : "";
+  $("replay-check").className = replay.check && !replay.check.same ? "error" : "";
   const last = replay.frames.length - 1;
   $("replay-pos").textContent = `move ${replayPos} of ${last}`;
   const who = (s) => (replay.names ? `${replay.names[s]} (seat ${s})` : `seat ${s}`);
@@ -271,6 +278,11 @@ async function boot() {
   $("replay-prev").addEventListener("click", () => step(replayPos - 1));
   $("replay-next").addEventListener("click", () => step(replayPos + 1));
   $("replay-last").addEventListener("click", () => step(replay.frames.length - 1));
+  $("match-replay").addEventListener("click", () => {
+    $("replay-move").textContent = "replaying the match's games (a search agent takes a while)...";
+    openReplay("/api/matches/replay", { file: $("match-file").value, deal: Number($("match-deal").value),
+                                        seat: Number($("match-seat").value) });
+  });
   $("record-file").addEventListener("change", async (ev) => {
     const f = ev.target.files[0];
     if (f) openReplay("/api/replay", await f.text());
