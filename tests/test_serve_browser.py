@@ -76,28 +76,29 @@ def _legal(page):
 
 def _play_by_clicks(page, max_turns=200):
     """The person's turns until the game ends: bids by their buttons; plays by clicking the cards
-    of the first legal move that plays cards (the hint list), or Pass."""
+    of the first legal move that plays cards (a long one through the hint list), or Pass. Each
+    action waits for the server's answer before the next."""
     for _ in range(max_turns):
-        if page.is_visible("#result"):
+        if page.evaluate("view.over"):
+            page.wait_for_selector("#result:not([hidden])")
             return
-        if page.locator("#bids button.bid").count():
+        turn = page.evaluate("view.turn")
+        if page.evaluate("view.phase") == "bid":
             page.locator("#bids button.bid").last.click()  # the highest bid
         else:
             moves = [m for m in _legal(page) if not m["pass"]]
             if moves and len(moves[0]["cards"]) <= 4:
-                turn = page.evaluate("view.turn")
                 for c in moves[0]["cards"]:
                     page.click(f"#hand .card[data-id='{c['id']}']")
                 assert page.locator("#hand .card.selected").count() == len(moves[0]["cards"])
                 page.click("#play-btn")
-                page.wait_for_function(f"view.turn > {turn}")
             elif moves:  # a long move: pick it in the hint list, which selects its cards
                 page.click("#hint-btn")
                 page.locator("#hints button.legal").first.click()
                 page.click("#play-btn")
             else:
                 page.click("#pass-btn")
-        page.wait_for_timeout(20)
+        page.wait_for_function(f"view.turn > {turn}")
     raise AssertionError("the game did not end")
 
 
@@ -108,7 +109,7 @@ def test_dou_dizhu_with_the_auction_by_clicks(page, server, shots) -> None:
     assert page.locator("#bids button.bid").count() >= 2
     page.screenshot(path=str(shots / "doudizhu-auction.png"), full_page=True)
     page.locator("#bids button.bid").last.click()  # bid 3: the person is the landlord
-    page.wait_for_function("view.phase === 'play'")
+    page.wait_for_function("view.phase === 'play' && view.your_turn")
     assert "landlord" in page.text_content("#history")
     assert page.locator("#kitty .card").count() == 3
     # an illegal selection: two cards of different ranks are no combination
@@ -174,7 +175,7 @@ def test_big2_by_clicks_and_a_second_tab(page, server, shots) -> None:
     page.fill("#match-seat", "2")
     page.click("#match-replay")
     page.wait_for_function("document.getElementById('replay-check').textContent.length > 0")
-    assert "as the record says" in page.text_content("#replay-check")
+    assert "are the record's" in page.text_content("#replay-check")
     page.click("#replay-last")
     assert "Game over" in page.text_content("#replay-move")
     assert any(p.name.startswith("big2-paper-seed3") for p in (root / "runs" / "played").iterdir())

@@ -203,12 +203,14 @@ def _play_chunk(args: tuple) -> MatchResult:
 
 
 def match_game(agent: str, opponents: Sequence[str], rules: str, seed: int, seeds: Sequence[int], deal: int,
-               agent_seat: int, game: str = "big2") -> tuple[Any, list[bool]]:
+               agent_seat: int, game: str = "big2") -> tuple[Any, int, list[int]]:
     """One game of a match as the match played it: the game of deal ``deal`` (an index into the
     match's ``seeds``) with the agent in ``agent_seat``, and whether the agent won that deal from
     each seat. The whole chunk holding the deal is replayed (:data:`CHUNK_DEALS` deals, the same
     seatings, seat seeds and lockstep batching as :func:`run_match`), so a batching network decides
-    on the same batches, and the game is the one the match played."""
+    on the same batches, and the game is the one the match played. Returns the game, the first
+    deal of the chunk and the agent's wins on each deal of the chunk (from every seat, as
+    :func:`deal_wins` counts them), to check the replay against a record."""
     n, opponents, _ = _tasks(agent, opponents, rules, _players(game, rules) * len(seeds), seed, seeds, game)
     if not 0 <= deal < len(seeds):
         raise ValueError(f"deal {deal}: the match played deals 0..{len(seeds) - 1}")
@@ -219,9 +221,8 @@ def match_game(agent: str, opponents: Sequence[str], rules: str, seed: int, seed
             list(seeds[start:min(start + CHUNK_DEALS, len(seeds))]))
     with single_thread():
         states = _chunk_games(task)
-    first = (deal - start) * n
-    won = [s in states[first + s].result().winners for s in range(n)]
-    return states[first + agent_seat], won
+    wins = [sum(s in states[k * n + s].result().winners for s in range(n)) for k in range(len(states) // n)]
+    return states[(deal - start) * n + agent_seat], start, wins
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:

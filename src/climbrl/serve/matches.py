@@ -4,7 +4,8 @@ A match record (``reports/**/matches/*.json``: the champion's matches) holds the
 opponent specs, the rules, the deal set, the number of deals, the seat seed and the agent's wins
 deal by deal, not the moves. One of its games is replayed with :func:`climbrl.evaluate.match.match_game`
 (the chunk of deals that held it, with the same seatings, seeds and batching), and checked against
-the record: the agent's wins on that deal, replayed from every seat, against the record's. A
+the record: the agent's wins on every deal of the replayed chunk, from every seat, against the
+record's. A
 record played on other deals or by other code says so instead of passing for the recorded game.
 """
 
@@ -69,18 +70,21 @@ def replay_match(root: Path, file: str, deal: int, seat: int) -> dict[str, Any]:
     if len(seeds) < r["deals"]:
         raise MatchError(f"{file}: its deal set holds {len(seeds)} deals, the match played {r['deals']}")
     try:
-        state, won = match_game(r["agent"], [r["opponent"]], r["rules"], r["seat_seed"], seeds, deal, seat, game)
+        state, start, wins = match_game(r["agent"], [r["opponent"]], r["rules"], r["seat_seed"], seeds, deal, seat,
+                                        game)
     except ValueError as e:  # a bad deal or seat, an agent that cannot be built here
         raise MatchError(str(e)) from None
-    n = len(won)
+    n = len(state.cards_left())
     names = [r["opponent"]] * n
     names[seat] = r["agent"]
-    recorded = int(r["deal_wins"][deal]) if deal < len(r["deal_wins"]) else None
-    replayed = sum(won)
-    check = {"recorded_wins": recorded, "replayed_wins": replayed, "seats": n, "same": recorded == replayed,
-             "text": (f"the agent won this deal from {replayed} of {n} seats replayed, as the record says"
-                      if recorded == replayed else
-                      f"replayed, the agent won this deal from {replayed} of {n} seats; the record says {recorded}: "
-                      "the record was played on other deals or by other code, so this is not its game")}
+    recorded = [int(c) for c in r["deal_wins"][start:start + len(wins)]]
+    same = recorded == wins
+    span = f"deals {start}..{start + len(wins) - 1}"
+    check = {"recorded_wins": recorded, "replayed_wins": wins, "first_deal": start, "same": same,
+             "text": (f"the agent's wins on {span} (the chunk replayed), deal by deal from every seat, are the "
+                      "record's" if same else
+                      f"the agent's wins on {span} replayed differ from the record's on "
+                      f"{sum(a != b for a, b in zip(wins, recorded, strict=False))} of {len(wins)} deals: the record "
+                      "was played on other deals or by other code, so this is not its game")}
     return {**frames(state.to_json()), "names": names, "check": check,
             "title": f"{r['agent']} against {r['opponent']} ({r['rules']}), deal {deal}, seat {seat}"}
