@@ -163,3 +163,15 @@ def test_the_rule_bidder_control_bids_with_the_heuristics_rule(play_policy, tmp_
     write_rule_bidder(play_policy, tmp_path / "rule.pt")
     agent = make_agent(f"checkpoint:{tmp_path / 'rule.pt'}", "doudizhu:standard")
     assert isinstance(agent, BiddingAgent) and isinstance(agent.bidder, RuleBidder)
+
+
+def test_climbrl_duel_plays_the_whole_game_under_an_auction(capsys, tmp_path) -> None:
+    from climbrl.cli import main
+
+    assert main(["duel", "--agent", "random", "--opponent", "heuristic", "--rules", "standard", "--deals", "5",
+                 "--workers", "1", "--json", "--out", str(tmp_path / "d.json")]) == 0
+    res = json.loads((tmp_path / "d.json").read_text())
+    assert res["n_games"] == 15 and "landlord_rate" in res and "games" not in res
+    assert main(["duel", "--agent", "random", "--opponent", "heuristic", "--rules", "online", "--deals", "3",
+                 "--repeats", "2", "--workers", "1"]) == 0
+    assert "2 x 3 fresh decks" in capsys.readouterr().out

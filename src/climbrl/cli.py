@@ -210,6 +210,21 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 def cmd_duel(args: argparse.Namespace) -> None:
     if args.repeats < 1:
         raise CliError(f"--repeats must be >= 1, got {args.repeats}")
+    from climbrl.games.registry import make_game
+
+    if make_game(f"doudizhu:{args.rules}").rules.landlord is None:  # an auction: the whole game
+        from climbrl.evaluate.auction import deep_whole_game, format_whole_game, whole_game
+
+        if args.repeats > 1:
+            res = deep_whole_game(args.agent, args.opponent, args.rules, args.deals, args.repeats, args.seed,
+                                  workers=args.workers)
+            text = res["text"]
+        else:
+            res = whole_game(args.agent, args.opponent, args.rules, args.deals, args.seed, workers=args.workers)
+            res.pop("games")
+            text = format_whole_game(res)
+        _write_json(res, args.out, args.json, text)
+        return
     if args.repeats > 1:
         from climbrl.evaluate.deep import deep_duel, format_deep_duel
 
@@ -511,7 +526,10 @@ def build_parser() -> argparse.ArgumentParser:
     du = sub.add_parser("duel", help="Dou Dizhu, DouZero's protocol: A as landlord against two B, then B against "
                         "two A, on every deal; WP and ADP per side and role")
     du.add_argument("--game", default="doudizhu", choices=("doudizhu",))
-    du.add_argument("--rules", default="douzero", help="a fixed-landlord preset (default douzero; rlcard)")
+    du.add_argument("--rules", default="douzero",
+                    help="default douzero; a fixed-landlord preset (douzero, rlcard) plays DouZero's protocol; a "
+                         "preset with an auction (standard, openspiel, online) plays the whole game: A against two "
+                         "B, every deck from every seat, ADP and WP by the role the auction gave, bid rate and stake")
     du.add_argument("--agent", required=True, help="side A (Dou Dizhu agents, as for evaluate)")
     du.add_argument("--opponent", required=True, help="side B")
     du.add_argument("--deals", type=_positive, default=1000, help="deals, each played both ways (default 1000)")

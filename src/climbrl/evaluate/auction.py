@@ -137,6 +137,27 @@ def paired(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             "high": m["high"], "p": p}
 
 
+def deep_whole_game(agent: str, opponent: str, rules: str = "standard", decks: int = 1000, repeats: int = 20,
+                    seed: int = 0, workers: int = 1) -> dict[str, Any]:
+    """The deep evaluation of the whole game: :func:`whole_game` on ``repeats`` fresh deck sets
+    (purpose ``deep``, seeds ``seed .. seed + repeats - 1``); ADP as the mean of the repeats'
+    ADP with a Student t interval over the repeats."""
+    reps = []
+    for k in range(repeats):
+        r = whole_game(agent, opponent, rules, decks, seed + k, workers=workers, purpose="deep")
+        r.pop("games")
+        reps.append(r)
+    adp = _adp([r["adp"]["mean"] for r in reps])
+    wp = _adp([r["wp"]["rate"] for r in reps])
+    text = (f"{agent} against two {opponent} ({rules}), {repeats} x {decks} fresh decks from every seat: "
+            f"ADP per game {adp['mean']:+.3f} [{adp['low']:+.3f}, {adp['high']:+.3f}], "
+            f"WP {wp['mean']:.3f} [{wp['low']:.3f}, {wp['high']:.3f}] (t intervals over the repeats)"
+            if adp["low"] is not None and wp["low"] is not None else
+            f"{agent} against two {opponent} ({rules}): ADP {adp['mean']:+.3f}, WP {wp['mean']:.3f} (no spread)")
+    return {"agent": agent, "opponent": opponent, "rules": rules, "decks": decks, "repeats": repeats, "seed": seed,
+            "adp": adp, "wp": wp, "runs": reps, "text": text}
+
+
 def format_whole_game(res: dict[str, Any]) -> str:
     def iv(x: dict[str, Any] | None, key: str = "mean", fmt: str = "+.3f") -> str:
         if not x or x.get(key) is None:
