@@ -1,6 +1,8 @@
 """CI's win-rate regression gates: a short training and evaluation on fixed seeds, compared with
 the results committed in ``ci/regression_band.yaml`` (Big 2: PPO, the paper rules) and
-``ci/regression_band_doudizhu.yaml`` (Dou Dizhu: PPO, the ``douzero`` rules).
+``ci/regression_band_doudizhu.yaml`` (Dou Dizhu: PPO, the ``douzero`` rules) and
+``ci/regression_band_auction.yaml`` (Dou Dizhu's whole game: PPO with a learned bid model, the
+``standard`` rules and their auction, judged from every seat).
 
 The training and the evaluation are deterministic on their seeds, so a gate catches every change
 of behaviour, not only a collapse:

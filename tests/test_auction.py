@@ -175,3 +175,22 @@ def test_climbrl_duel_plays_the_whole_game_under_an_auction(capsys, tmp_path) ->
     assert main(["duel", "--agent", "random", "--opponent", "heuristic", "--rules", "online", "--deals", "3",
                  "--repeats", "2", "--workers", "1"]) == 0
     assert "2 x 3 fresh decks" in capsys.readouterr().out
+
+
+def test_the_auction_regression_gate_plays_the_whole_game_and_fails_other_agents() -> None:
+    """ci/regression_band_auction.yaml: a learner with a bid model under the standard rules, judged
+    in the whole game from every seat; an agent that plays at random, and the much stronger
+    heuristic, both fail it (two-sided), checked in band mode on fewer decks than CI's."""
+    from pipeline import regression
+
+    spec = regression.load_band(regression.BAND.with_name("regression_band_auction.yaml"))
+    assert spec["train"]["rules"] == "standard" and spec["train"]["bidding"] == "learned"
+    assert set(spec["expected"]) == set(spec["opponents"])
+    spec["evaluate"] = {**spec["evaluate"], "games": 150, "workers": 1}
+    spec["expected"] = {o: {"wins": round(e["wins"] / 4), "games": 150} for o, e in spec["expected"].items()}
+    other = {"cpu_vendor": "elsewhere"}
+    weak = regression.evaluate_agent("random", spec)
+    assert weak["random"]["games"] == 150
+    assert "vs random" in " ".join(regression.gate(weak, spec, path=other))
+    strong = regression.evaluate_agent("heuristic", spec)
+    assert "vs greedy" in " ".join(regression.gate(strong, spec, path=other)), strong
