@@ -132,7 +132,6 @@ def test_summary_counts_roles_bids_and_stakes() -> None:
 
 def test_the_pipeline_steps_end_to_end(play_policy, tmp_path) -> None:
     import yaml
-
     from pipeline import auction
 
     params = tmp_path / "params.yaml"

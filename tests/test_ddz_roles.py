@@ -214,7 +214,13 @@ def test_cli_duel_and_roundrobin(tmp_path, capsys) -> None:  # type: ignore[no-u
                  "--resamples", "10", "--out", str(tmp_path / "rr")]) == 0
     saved = json.loads((tmp_path / "rr" / "roundrobin.json").read_text())
     assert saved["participants"] == ["r", "greedy"] and (tmp_path / "rr" / "roundrobin.png").stat().st_size > 0
-    assert main(["duel", "--agent", "greedy", "--opponent", "random", "--rules", "standard", "--workers", "1"]) == 2
+    capsys.readouterr()
+    # under an auction the duel plays the whole game (issue 26): every deck from every seat
+    assert main(["duel", "--agent", "greedy", "--opponent", "random", "--rules", "standard", "--deals", "2",
+                 "--workers", "1"]) == 0
+    assert "landlord in" in capsys.readouterr().out
+    assert main(["roundrobin", "--participants", "random,greedy", "--rules", "standard", "--deals", "2",
+                 "--workers", "1"]) == 2
     assert "auction" in capsys.readouterr().err
 
 

@@ -127,6 +127,14 @@ class TrainConfig:
     reward_bombs_kept: float = 0.0
     """Terminal term: plus this per bomb or rocket the seat held when play began and kept whole
     (played as a bomb or still whole in hand; not split into other plays) (0: off)."""
+    reward_guide: bool = False
+    """The practice guide's reward as written (its section 2.4, :class:`climbrl.encoders.doudizhu.DdzEncoder`):
+    0.1 x the score at the end, plus its per-decision terms by role (taking the lead, losing it), scaled
+    so that a decision's term is at most 1/20 of the smallest terminal reward. Not with
+    ``reward_shaping`` or ``card_score_reward``."""
+    reward_pass_penalty: float = 0.0
+    """Subtracted at a decision where the seat passed although it could beat the table (the
+    guide's 5.1 uses 0.1; 0: off)."""
     reward_partner_win: bool = True
     """A peasant shares its side's win (the rules' team reward); false: a peasant whose partner
     went out gets no terminal reward (the one that went out and the losers keep theirs)."""
@@ -311,13 +319,18 @@ def _validate(c: TrainConfig) -> None:
         if not isinstance(getattr(c, name), bool):
             _fail(name, f"must be true or false, got {getattr(c, name)!r}")
     for name in ("double", "dueling", "prioritized", "reward_shaping", "card_score_reward", "role_networks",
-                 "reward_partner_win"):
+                 "reward_partner_win", "reward_guide"):
         if not isinstance(getattr(c, name), bool):
             _fail(name, f"must be true or false, got {getattr(c, name)!r}")
-    for name in ("reward_cards_left", "reward_bombs_kept"):
+    for name in ("reward_cards_left", "reward_bombs_kept", "reward_pass_penalty"):
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             _fail(name, f"must be a finite number, got {v!r}")
+    if not 0 <= c.reward_pass_penalty <= 1:
+        _fail("reward_pass_penalty", f"must be in [0, 1] (the guide's 0.1), got {c.reward_pass_penalty!r}")
+    if c.reward_guide and (c.reward_shaping or c.card_score_reward):
+        _fail("reward_guide", "the guide's reward has its own per-decision and terminal terms: leave reward_shaping "
+                              "and card_score_reward off")
     _validate_game_only(c)
     from climbrl.agents.registry import AGENT_NAMES
 
@@ -340,7 +353,8 @@ def _validate(c: TrainConfig) -> None:
 
 
 ROLE_FIELDS = {"role_networks": "role_networks", "reward_cards_left": "cards_left",
-               "reward_bombs_kept": "bombs_kept", "reward_partner_win": "partner_win"}
+               "reward_bombs_kept": "bombs_kept", "reward_partner_win": "partner_win", "reward_guide": "guide",
+               "reward_pass_penalty": "pass_penalty"}
 """The fields that only a game with roles defines, and their encoder terms (the
 :class:`~climbrl.encoders.base.RewardTerms` names the game's encoder lists in ``reward_terms``;
 ``role_networks``: the encoder has two roles or more)."""

@@ -37,11 +37,25 @@ class RewardTerms:
     """Times the number of the seat's bombs kept whole, added."""
     partner_win: bool = True
     """False: a seat whose teammate went out gets no terminal reward for the team's win."""
+    guide: bool = False
+    """The Dou Dizhu practice guide's reward (its section 2.4 ``reward_step``): the terminal reward
+    scaled to 0.1 x the score, and per-decision terms by role (:class:`climbrl.encoders.doudizhu.
+    DdzEncoder`)."""
+    pass_penalty: float = 0.0
+    """Subtracted at a decision where the seat passed although it could beat the table (the
+    guide's pitfall 5.1: 0.1)."""
 
     def active(self) -> list[str]:
         """The names of the terms that differ from their defaults (off)."""
         off = RewardTerms()
-        return [k for k in ("cards_left", "bombs_kept", "partner_win") if getattr(self, k) != getattr(off, k)]
+        return [k for k in TERMS if getattr(self, k) != getattr(off, k)]
+
+    def steps_active(self) -> bool:
+        """Whether a term rewards decisions (not only the end)."""
+        return self.guide or bool(self.pass_penalty)
+
+
+TERMS = ("cards_left", "bombs_kept", "partner_win", "guide", "pass_penalty")
 
 
 class Encoder(Protocol):
@@ -114,10 +128,18 @@ class RecordedEncoder:
         return np.argmax(np.asarray(states)[:, list(self.role_columns)], axis=1).astype(np.int64)
 
     def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
+        self.check_terms(terms)
+        return base
+
+    def check_terms(self, terms: RewardTerms) -> None:
         unknown = [k for k in terms.active() if k not in self.reward_terms]
         if unknown:
             raise EncoderError(f"{self.game} defines no reward term {', '.join(unknown)}")
-        return base
+
+    def step_reward(self, decision: Any, pick: int, terms: RewardTerms) -> float:
+        """The reward terms of one decision (``pick``: the index of the move made); none by default."""
+        self.check_terms(terms)
+        return 0.0
 
 
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:

@@ -248,6 +248,44 @@ def encode_decisions(decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndar
 
 
 LEAD_BONUS = 0.05
+
+GUIDE_TERMINAL = 0.1
+"""The guide's terminal reward: +0.1 x the score on a win, -0.1 x the score on a loss."""
+GUIDE_LEAD, GUIDE_GIVE = 0.05, 0.02
+"""The guide's per-decision weights as written: taking the lead, and losing it."""
+GUIDE_RATIO = 20
+"""The guide's rule: an intermediate reward is at most 1/20 of a terminal one."""
+
+
+def current_trick(history: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The plays of the trick in progress (``(seat, action)``, passes included): a trick ends
+    after two passes in a row, and its winner leads the next."""
+    start, passes = 0, 0
+    for i, (_, a) in enumerate(history):
+        if a == 0:
+            passes += 1
+            if passes == 2:
+                start, passes = i + 1, 0
+        else:
+            passes = 0
+    return list(history[start:])
+
+
+def min_score(rules: Any) -> int:
+    """The smallest score a finished deal can pay a seat: a peasant's, at the lowest stake, with
+    no multiplier (call-score: a bid of 1; otherwise the base stake)."""
+    if rules.landlord is None and rules.auction == "call_score":
+        return 1
+    return rules.base_stake
+
+
+def guide_step_weights(rules: Any) -> tuple[float, float]:
+    """(lead, give): the guide's +0.05 and -0.02, scaled so that the larger is 1/20 of the smallest
+    terminal reward under ``rules`` (0.1 x :func:`min_score`). As written, +0.05 against a
+    terminal 0.1 x 1 breaks the guide's own 1:20 rule by a factor of ten; its proportions are
+    kept."""
+    top = GUIDE_TERMINAL * min_score(rules) / GUIDE_RATIO
+    return top, top * GUIDE_GIVE / GUIDE_LEAD
 ROLES = ("landlord", "peasant_down", "peasant_up", "auction")
 """The roles of ``role_networks``: the game's three (``peasant_down`` acts right after the
 landlord, ``peasant_up`` right before it) and ``auction``, every decision before there is a
@@ -308,6 +346,13 @@ class DdzEncoder(RecordedEncoder):
         (played as a bomb, or still whole in hand at the end; see :func:`bombs_dealt_and_kept`),
         win or lose. It discourages wasting a bomb by breaking it into small plays (or a four
         with two); whether to play it is left to the score, which a bomb doubles.
+    ``guide``
+        the practice guide's reward (section 2.4): the terminal reward becomes 0.1 x the score
+        (:meth:`guide_final`), and each play-phase decision gets its role's terms
+        (:meth:`step_reward`), scaled to the guide's 1:20 rule (:func:`guide_step_weights`).
+    ``pass_penalty``
+        subtracted at a decision where the seat passed although a play could beat the table (the
+        guide's 5.1).
     ``partner_win``
         True (the rules' team reward): a peasant shares its side's result. False: a peasant whose
         partner went out gets no base reward (0); a peasant that went out itself, a losing
@@ -321,7 +366,7 @@ class DdzEncoder(RecordedEncoder):
     move_dim = MOVE_DIM
     roles = ROLES
     role_columns = ROLE_COLUMNS
-    reward_terms = ("cards_left", "bombs_kept", "partner_win")
+    reward_terms = ("cards_left", "bombs_kept", "partner_win", "guide", "pass_penalty")
 
     def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return encode_decisions(decisions)
@@ -329,8 +374,8 @@ class DdzEncoder(RecordedEncoder):
     def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
         super().final_reward(state, seat, base, terms)  # refuses a term this game lacks
         if state.winner < 0 or state.landlord < 0:
-            return base
-        r = base
+            return 0.0 if terms.guide else base
+        r = self.guide_final(state, seat) if terms.guide else base
         if not terms.partner_win and seat != state.winner and seat in state.result().winners:
             r = 0.0
         if terms.cards_left:
@@ -338,6 +383,46 @@ class DdzEncoder(RecordedEncoder):
         if terms.bombs_kept:
             r += terms.bombs_kept * bombs_dealt_and_kept(state, seat)[1]
         return float(r)
+
+    @staticmethod
+    def guide_final(state: Any, seat: int) -> float:
+        """The guide's terminal reward: 0.1 x the score (the stake with its bomb and spring
+        multipliers; the landlord's is twice a peasant's, it plays both), + on a win, - on a loss,
+        whatever the rules' own reward (``win_loss`` too)."""
+        sc = state.score()
+        pay = sc["pay"] * (2 if seat == state.landlord else 1)
+        return GUIDE_TERMINAL * pay * (1 if seat in state.result().winners else -1)
+
+    def step_reward(self, decision: Decision, pick: int, terms: RewardTerms) -> float:
+        """The guide's per-decision terms, one function per role (``reward_step``), and the pass
+        penalty; the auction's decisions get none.
+
+        - Landlord: + lead when it leads after winning a trick; - give when its last play in the
+          trick in progress has been beaten (by either peasant: it lost the lead).
+        - Peasant: + lead when it leads after winning a trick; - give only when its last play was
+          beaten by the landlord (its partner covering it keeps the lead on their side).
+        - ``pass_penalty``: subtracted when the seat passed although a play could beat the table.
+
+        ``lead`` and ``give``: :func:`guide_step_weights` of the rules."""
+        self.check_terms(terms)
+        obs = decision.observation
+        if obs.phase != "play":
+            return 0.0
+        r = 0.0
+        if terms.guide:
+            lead, give = guide_step_weights(decision.game.rules)
+            if obs.to_beat == 0 and len(obs.history) > 0:
+                r += lead
+            trick = current_trick(obs.history)
+            mine = [i for i, (s, a) in enumerate(trick) if s == obs.seat and a]
+            if mine:
+                landlord = obs.seat == obs.landlord
+                beaten = any(a and s != obs.seat and (landlord or s == obs.landlord) for s, a in trick[mine[-1] + 1:])
+                if beaten:
+                    r -= give
+        if terms.pass_penalty and decision.moves[pick] == 0 and len(decision.moves) > 1:
+            r -= terms.pass_penalty
+        return r
 
     def shaping(self, decision: Decision) -> float:
         obs = decision.observation

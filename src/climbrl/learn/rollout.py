@@ -11,9 +11,10 @@ decision, or the encoder's card-count score with ``card_score_reward``; with ``r
 the encoder's per-decision shaping term (Big 2: +0.05 at a decision where the seat leads after
 winning a trick, -0.02 where its last play in the current trick has been beaten). With active
 :class:`~climbrl.encoders.base.RewardTerms` (Dou Dizhu's ``reward_cards_left``,
-``reward_bombs_kept``, ``reward_partner_win``), the encoder's ``final_reward`` turns that terminal
-value into the seat's final reward; with none active it is not called, so the rewards are the
-ones from before the terms existed. The game's rewards live with its encoder
+``reward_bombs_kept``, ``reward_partner_win``, ``reward_guide``), the encoder's ``final_reward`` turns
+that terminal value into the seat's final reward, and the terms that reward decisions (``reward_guide``,
+``reward_pass_penalty``) add the encoder's ``step_reward`` at each decision; with none active neither
+is called, so the rewards are the ones from before the terms existed. The game's rewards live with its encoder
 (:mod:`climbrl.encoders`), so this module knows no game.
 """
 
@@ -95,7 +96,7 @@ def collect(game: Any, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int]
     """Play the games (:func:`~climbrl.agents.runner.play_games`) and return the learner's
     decisions and the number of decisions of every seat (what an actor process does; the
     training process plays its own games so, with the bid routing of :mod:`climbrl.learn.bidding`)."""
-    collector = Collector(learner, shaping=shaping)
+    collector = Collector(learner, shaping=shaping, terms=terms)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=collector)
     return collector.build(states, card_score=card_score, terms=terms), sum(len(s.moves) for s in states)
 
@@ -103,9 +104,12 @@ def collect(game: Any, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int]
 class Collector:
     """Records the decisions of one learner agent during :func:`~climbrl.agents.runner.play_games`."""
 
-    def __init__(self, learner: PolicyAgent, shaping: bool = False) -> None:
+    def __init__(self, learner: PolicyAgent, shaping: bool = False, terms: RewardTerms | None = None) -> None:
+        """``terms``: the encoder's reward terms; those that reward decisions (the guide's, the
+        pass penalty) are added at each decision here, the terminal ones in :meth:`build`."""
         self.learner = learner
         self.shaping = shaping
+        self.steps = terms if terms is not None and terms.steps_active() else None
         self.chunks: list[dict] = []
         self.index: dict[tuple[int, int], list[tuple[int, int, float]]] = {}
 
@@ -118,8 +122,11 @@ class Collector:
         assert agent.last is not None
         c = len(self.chunks)
         self.chunks.append(agent.last)
+        encoder = self.learner.encoder
         for b, (g, d) in enumerate(zip(gis, decisions, strict=True)):
-            bonus = self.learner.encoder.shaping(d) if self.shaping else 0.0
+            bonus = encoder.shaping(d) if self.shaping else 0.0
+            if self.steps is not None:
+                bonus += encoder.step_reward(d, int(agent.last["picks"][b]), self.steps)
             self.index.setdefault((g, d.seat), []).append((c, b, bonus))
 
     def final_reward(self, state, seat: int, card_score: bool = False, terms: RewardTerms | None = None) -> float:

@@ -62,7 +62,8 @@ def epoch_seed(cfg: TrainConfig, epoch: int) -> int:
 def reward_terms(cfg: TrainConfig) -> RewardTerms:
     """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
     return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
-                       partner_win=cfg.reward_partner_win)
+                       partner_win=cfg.reward_partner_win, guide=cfg.reward_guide,
+                       pass_penalty=cfg.reward_pass_penalty)
 
 
 def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,
@@ -80,7 +81,7 @@ def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: 
         return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward,
                              terms)
     seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
-    collector = Collector(behaviour, shaping=cfg.reward_shaping)
+    collector = Collector(behaviour, shaping=cfg.reward_shaping, terms=terms)
     on_step = collector if bid_collector is None else _both(collector, bid_collector)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=on_step)
     rollout = collector.build(states, card_score=cfg.card_score_reward, terms=terms)
