@@ -77,6 +77,16 @@ class TrainConfig:
     replay_capacity: int = 100_000
     batch_size: int = 256
     updates_per_epoch: int = 50
+    updates_per_decision: float = 0.0
+    """> 0: each epoch makes round(this x its learner decisions) updates instead of
+    ``updates_per_epoch`` (the practice guide's 4.2 loop: 1.0, one update per environment step)."""
+    replay_recent: float = 1.0
+    """Sample uniformly among the newest this fraction of the buffer (1.0: all of it; the guide's
+    5.5 recency-weighted sampling). Uniform replay only."""
+    replay_drop_every: int = 0
+    """> 0: each time the learner's decisions cross a multiple of this, drop the oldest
+    ``replay_drop_fraction`` of the buffer (the guide's 5.5; 0: never)."""
+    replay_drop_fraction: float = 0.3
     target_sync: int = 1000
     """Hard target sync every this many units of ``target_sync_unit`` (when tau is 0)."""
     target_sync_unit: str = "updates"
@@ -282,6 +292,20 @@ def _validate(c: TrainConfig) -> None:
         _fail("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {c.optimizer!r}")
     if c.algo == "dmc" and c.gamma != 1:
         _fail("gamma", f"dmc learns the episode's undiscounted return: gamma must be 1, got {c.gamma!r}")
+    for name in ("updates_per_decision", "replay_recent", "replay_drop_fraction"):
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            _fail(name, f"must be a finite number, got {v!r}")
+    if c.updates_per_decision < 0:
+        _fail("updates_per_decision", f"must be >= 0, got {c.updates_per_decision!r}")
+    if not 0 < c.replay_recent <= 1:
+        _fail("replay_recent", f"must be in (0, 1], got {c.replay_recent!r}")
+    if c.replay_recent < 1 and c.prioritized:
+        _fail("replay_recent", "recency sampling is for uniform replay: prioritized replay samples by priority")
+    if isinstance(c.replay_drop_every, bool) or not isinstance(c.replay_drop_every, int) or c.replay_drop_every < 0:
+        _fail("replay_drop_every", f"must be an integer >= 0, got {c.replay_drop_every!r}")
+    if not 0 < c.replay_drop_fraction < 1:
+        _fail("replay_drop_fraction", f"must be in (0, 1), got {c.replay_drop_fraction!r}")
     if c.target_sync_unit not in SYNC_UNITS:
         _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
     ints = {"seed": 0, "eval_seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0,

@@ -105,9 +105,37 @@ class ReplayBuffer:
             next_moves, next_offsets, moves, offsets, offsets[:-1] + self.picks[idx], idx, weights.astype(np.float32),
         )
 
-    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4) -> ReplaySample:
-        idx = rng.integers(0, self.size, size=batch)
+    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4, recent: float = 1.0) -> ReplaySample:
+        """``batch`` transitions drawn uniformly, among the newest ``recent`` fraction of the
+        stored ones (at least one)."""
+        if recent >= 1:
+            idx = rng.integers(0, self.size, size=batch)
+        else:
+            window = max(1, int(np.ceil(recent * self.size)))
+            idx = (self.pos - 1 - rng.integers(0, window, size=batch)) % self.capacity
         return self._gather(idx, np.ones(batch))
+
+    def age_order(self) -> np.ndarray:
+        """The filled slots, oldest first."""
+        if self.size < self.capacity:
+            return np.arange(self.size, dtype=np.int64)
+        return (self.pos + np.arange(self.size, dtype=np.int64)) % self.capacity
+
+    def drop_oldest(self, fraction: float) -> int:
+        """Forget the oldest ``fraction`` of the stored transitions (the rest keep their order,
+        moved to the front); returns how many were dropped."""
+        order = self.age_order()
+        drop = int(np.floor(fraction * self.size))
+        keep = order[drop:]
+        k = len(keep)
+        for name in _ROWS:
+            arr = getattr(self, name)
+            arr[:k] = arr[keep]
+        self.legal_moves[:k] = [self.legal_moves[i] for i in keep]
+        self.next_moves[:k] = [self.next_moves[i] for i in keep]
+        self.legal_moves[k:] = self.next_moves[k:] = [None] * (self.capacity - k)
+        self.size, self.pos = k, k % self.capacity
+        return drop
 
     def update_priorities(self, idx: np.ndarray, td: np.ndarray) -> None:
         """Uniform replay has no priorities."""
@@ -187,7 +215,16 @@ class PrioritizedReplayBuffer(ReplayBuffer):
                 j = 2 * j + 1
         return min(j - self.tree_size, self.size - 1)
 
-    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4) -> ReplaySample:
+    def drop_oldest(self, fraction: float) -> int:
+        keep = self.age_order()[int(np.floor(fraction * self.size)):]
+        priorities = self.tree[keep + self.tree_size].copy()
+        dropped = super().drop_oldest(fraction)
+        self.tree[:] = 0.0
+        for i, p in enumerate(priorities):
+            self._set(i, float(p))
+        return dropped
+
+    def sample(self, batch: int, rng: np.random.Generator, beta: float = 0.4, recent: float = 1.0) -> ReplaySample:
         total = self.tree[1]
         bounds = np.linspace(0.0, total, batch + 1)
         masses = rng.uniform(bounds[:-1], bounds[1:])  # stratified

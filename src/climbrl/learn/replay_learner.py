@@ -5,7 +5,13 @@ the online network picks ``a'``, the target network scores it), a target network
 every ``target_sync`` gradient updates or learner decisions (``target_sync_unit``) or softly
 with rate ``tau`` after every update, uniform or prioritized replay, Huber loss weighted by the
 importance-sampling weights. Each epoch adds the epoch's decisions to the buffer, then makes
-``updates_per_epoch`` updates of ``batch_size``.
+``updates_per_epoch`` updates of ``batch_size`` (or, with ``updates_per_decision``, that many per
+decision of the epoch: the practice guide's 4.2 loop of one update per environment step).
+
+The guide's 5.5 remedies for a replay that holds stale play: ``replay_capacity`` caps it (the
+oldest go first), ``replay_recent`` samples among the newest part only, and ``replay_drop_every``
+drops the oldest ``replay_drop_fraction`` when the learner's decisions cross a multiple of it (a
+decision count, so a resumed run drops where an uninterrupted one does).
 
 Counting decisions: the epoch's ``D`` learner decisions (those added to replay; in self-play
 every seat's) are spread evenly over its ``U`` updates, update ``k`` (1..U) standing for the
@@ -101,15 +107,20 @@ class ReplayLearner(Learner):
         uses beta = 1."""
         before = self.decisions_seen
         self.decisions_seen += ro.size
+        cfg = self.cfg
+        dropped = 0
+        if cfg.replay_drop_every and self.decisions_seen // cfg.replay_drop_every > before // cfg.replay_drop_every:
+            dropped = self.buffer.drop_oldest(cfg.replay_drop_fraction)  # before the epoch's own are added
         self.buffer.add_rollout(ro)
         losses, qs, betas = [], [], []
-        n_updates = self.cfg.updates_per_epoch
+        n_updates = round(cfg.updates_per_decision * ro.size) if cfg.updates_per_decision > 0 else cfg.updates_per_epoch
         for k in range(1, n_updates + 1):
             if len(self.buffer) < self.cfg.batch_size:
                 break
             beta = self.beta(progress[0] + (progress[1] - progress[0]) * k / n_updates)
             betas.append(beta)
-            s = self.buffer.sample(self.cfg.batch_size, rng, beta=beta)
+            recent = {"recent": cfg.replay_recent} if cfg.replay_recent < 1 else {}
+            s = self.buffer.sample(self.cfg.batch_size, rng, beta=beta, **recent)
             target = self.t(s.rewards) + self.cfg.gamma * self.next_values(s)
             q = self.q_chosen(s)
             td = q - target
@@ -124,6 +135,10 @@ class ReplayLearner(Learner):
                  "epsilon": self.epsilon(), "buffer": float(len(self.buffer))}
         if self.cfg.prioritized:
             stats["beta"] = betas[-1] if betas else float("nan")
+        if cfg.replay_drop_every:
+            stats["replay_dropped"] = float(dropped)
+        if cfg.updates_per_decision > 0:
+            stats["updates"] = float(len(losses))
         return stats
 
     def state_dict(self) -> dict[str, Any]:
