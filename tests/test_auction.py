@@ -148,6 +148,10 @@ def test_the_pipeline_steps_end_to_end(play_policy, tmp_path) -> None:
     assert all(len(r["per_deck_adp"]) == 6 for r in out["agents"].values())
     md = (tmp_path / "reports" / "auction.md").read_text()
     assert "**Target**" in md and "| learned - rule-bid | 6 |" in md
+    cal = out["agents"]["learned"]["bid_calibration"]
+    assert sum(b["n"] for b in cal) > 0 and "bid_calibration" not in out["agents"]["rule-bid"]
+    assert "Calibration of the bid model (learned)" in md
+    assert (tmp_path / "reports" / "auction_calibration.png").exists()
     assert json.loads((tmp_path / "reports" / "auction.json").read_text())["decks"] == 6
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"auction": {"train": {"play": play_policy, "nope": 1}, "evaluate": {}}}))

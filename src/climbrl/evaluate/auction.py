@@ -16,6 +16,9 @@ auction decided. Numbers, each over the games (``n`` given):
 :func:`paired` compares two agents that met the same opponent on the same decks with the same
 seat streams: the per-deck difference of their ADP, a Student t interval and p-value over the
 decks.
+
+:func:`bid_calibration`: for a learned bid model, its bids' predicted values against the returns
+that followed (the interpretability window's calibration).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def _games(args: tuple) -> list[dict[str, Any]]:
                     "role": "none" if st.landlord < 0 else "landlord" if st.landlord == seat else "peasant",
                     "bid": max(bids, default=0), "stake": int(st.stake), "won": seat in st.result().winners,
                     "return": float(st.returns()[seat]), "deals": len(st.deals),
-                    "strength": hand_strength(dealt)})
+                    "strength": hand_strength(dealt), "actions": list(st.actions)})
     return out
 
 
@@ -64,8 +67,56 @@ def whole_game(agent: str, opponent: str, rules: str = "standard", decks: int = 
     opponents = opponent_list([opponent], game.num_players)
     tasks = match_tasks(agent, [tuple(opponents)], rules, decks * game.num_players, seed, seeds, "doudizhu", purpose)
     games = [g for part in map_tasks(_games, tasks, workers) for g in part]
-    return {"agent": agent, "opponent": opponent, "rules": rules, "decks": decks, "seed": seed,
-            **summarize(games, game.num_players), "games": games}
+    deck_seeds = [s for t in tasks for s in t[5]]
+    out = {"agent": agent, "opponent": opponent, "rules": rules, "decks": decks, "seed": seed,
+           **summarize(games, game.num_players), "games": games}
+    cal = bid_calibration(agent, game, games, deck_seeds)
+    if cal is not None:
+        out["bid_calibration"] = cal
+    return out
+
+
+def bid_calibration(agent: str, game: Any, games: Sequence[dict[str, Any]], deck_seeds: Sequence[int],
+                    bins: int = 8) -> list[dict[str, Any]] | None:
+    """For an agent that bids with a learned model (:class:`~climbrl.learn.bidding.LearnedBidder`):
+    each of its bids' predicted value (the model's Q of the bid it made) against the return the
+    game then gave it, in ``bins`` bins of equal count by prediction: the calibration of the bid
+    model. ``None`` for any other agent. The auctions are replayed from the decks' seeds and the
+    recorded actions, so the model sees exactly the decisions it made."""
+    import torch
+
+    from climbrl.agents import Decision
+    from climbrl.agents.bidding import BiddingAgent
+    from climbrl.learn.bidding import LearnedBidder
+    from climbrl.learn.specs import make_agent
+
+    a = make_agent(agent, f"doudizhu:{game.rules.name}")
+    bidder = a.bidder if isinstance(a, BiddingAgent) else None
+    if not isinstance(bidder, LearnedBidder):
+        return None
+    decisions, realized = [], []
+    for g in games:
+        state = game.new_game(seed=deck_seeds[g["deck"]])
+        for action in g["actions"]:
+            if state.phase != 0:  # the auction is over (play phase)
+                break
+            if state.current_player == g["seat"]:
+                decisions.append((Decision.from_state(state), action))
+                realized.append(g["return"])
+            state.apply(action)
+    if not decisions:
+        return []
+    x = bidder.encoder.features([d for d, _ in decisions])
+    with torch.no_grad():
+        q = bidder.net(torch.from_numpy(x)).numpy()
+    predicted = np.array([q[i, a] for i, (_, a) in enumerate(decisions)], dtype=np.float64)
+    realized_a = np.array(realized, dtype=np.float64)
+    order = np.argsort(predicted, kind="stable")
+    out = []
+    for part in np.array_split(order, min(bins, len(order))):
+        out.append({"n": int(len(part)), "predicted": float(predicted[part].mean()),
+                    "realized": _adp(realized_a[part].tolist())})
+    return out
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:
