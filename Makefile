@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong server
+.PHONY: run test lint bench venv ablations champion strong seeds server
 
 venv: $(VENV)/.installed
 
@@ -38,6 +38,12 @@ champion: venv
 # games far past the study's budget, resumed when killed, its learning curve against CPU-hours
 strong: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/dvc.yaml
+
+# the study's rankings over training seeds (issue 32; seeds/params.yaml; not part of `run`): every contender
+# of both games trained for seeds 0, 1, 2 with the study's config, resumed when killed, and the rankings
+# as paired contrasts over seeds and deals: reports/seeds/report.md
+seeds: venv
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro seeds/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline
