@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong server serve
+.PHONY: run test lint bench venv ablations champion strong seeds server serve
 
 venv: $(VENV)/.installed
 
@@ -43,6 +43,12 @@ strong: venv
 PORT ?= 8765
 serve: venv
 	$(VENV)/bin/climbrl serve --port $(PORT)
+
+# the study's rankings over training seeds (issue 32; seeds/params.yaml; not part of `run`): every contender
+# of both games trained for seeds 0, 1, 2 with the study's config, resumed when killed, and the rankings
+# as paired contrasts over seeds and deals: reports/seeds/report.md
+seeds: venv
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro seeds/dvc.yaml
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import json
 import multiprocessing as mp
-import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig, train_config
 from climbrl.params import Params, load_params
+from pipeline.seeded import deal_records, train_resumable
 from pipeline.stages import SEEDS, load_seeds
 
 ABLATIONS = {"entropy": "ent_coef", "curriculum": "curriculum"}
@@ -67,30 +67,9 @@ def ablation_configs(name: str, params: Params, **overrides: Any) -> list[tuple[
     return runs
 
 
-def _stale(cfg: TrainConfig, out: Path) -> str | None:
-    """Why the checkpoint in ``out`` cannot be resumed by ``cfg`` (None: it can, or there is none);
-    the same rule as ``climbrl train --resume`` (:func:`climbrl.learn.checkpoint.resume_conflicts`)."""
-    from climbrl.learn import checkpoint as ckpt
-
-    path = out / "checkpoint.pt"
-    if not path.exists():
-        return None
-    try:
-        state = ckpt.load(path)
-    except ckpt.CheckpointError as e:
-        return str(e)
-    return "; ".join(ckpt.resume_conflicts(cfg, state)) or None
-
-
 def _train_one(args: tuple[TrainConfig, str]) -> dict[str, Any]:
-    from climbrl.training import train
-
     cfg, out = args
-    why = _stale(cfg, Path(out))
-    if why:
-        print(f"{out}: starting over ({why})", file=sys.stderr)
-        shutil.rmtree(out)
-    res = train(cfg, out, resume=True, progress=False)
+    res = train_resumable(cfg, out)
     curve = [{k: v for k, v in r.items() if k == "epoch" or k.startswith("win_rate/")}
              for r in res["history"] if any(k.startswith("win_rate/") for k in r)]
     return {"final_eval": res["final_eval"], "curve": curve, "train_seconds": res["train_seconds"]}
@@ -144,9 +123,6 @@ def evaluate_ablation(name: str, params: Params | None = None, out_root: str = "
     first ``deals`` deals of the versioned set (all of them by default), every deal from every
     seat; the per-value intervals and the pairwise comparisons go into the ``final`` section of
     ``<reports>/<name>.json`` (the rest of the file, the training part, is kept)."""
-    from climbrl.evaluate.match import deal_wins
-    from climbrl.evaluate.stats import deal_record
-
     params = params or load_params()
     a = dataclasses.replace(params.ablation, **overrides)
     runs = ablation_configs(name, params, **overrides)
@@ -162,11 +138,7 @@ def evaluate_ablation(name: str, params: Params | None = None, out_root: str = "
     values: dict[Any, list[dict[str, Any]]] = {}
     for v, s, cfg in runs:
         policy = run_dir(out_root, name, v, s) / "policy.pt"
-        vs = {}
-        for o in opponents:
-            per_deal = deal_wins(f"checkpoint:{policy}", [o], rules=cfg.rules, games=4 * deals, seed=SEAT_SEED,
-                                 workers=a.workers, seeds=all_seeds)
-            vs[o] = deal_record(per_deal, 4)
+        vs = deal_records(policy, opponents, cfg.game, cfg.rules, all_seeds[:deals], SEAT_SEED, a.workers)
         values.setdefault(v, []).append({"seed": cfg.seed, "policy": str(policy), "vs": vs})
     final = {"deal_set": str(seeds_file), "deals": deals, "games_per_run": 4 * deals, "seat_seed": SEAT_SEED,
              "opponents": opponents, **ablation_statistics(values, opponents)}
@@ -190,39 +162,15 @@ def ablation_statistics(values: dict[Any, list[dict[str, Any]]], opponents: list
     [-1, 1]) and never zero-width: without spread to estimate (every run scoring the same on every
     deal: a value that never wins, or always), a value's interval is Wilson's on all its games
     pooled and a difference's Newcombe's on the two values' pooled games, instead of a point."""
-    from climbrl.evaluate.stats import contrast_interval, holm, newcombe_interval, wilson_interval
+    from pipeline.seeded import compare_pairs, seeded_rate
 
-    def table(runs: list[dict[str, Any]], o: str) -> np.ndarray:
-        return np.array([[int(c) for c in r["vs"][o]["deal_wins"]] for r in runs]) / 4
-
-    def counts(t: np.ndarray) -> tuple[int, int]:
-        return int(round(float(t.sum()) * 4)), 4 * t.size
-
-    tables = {o: {v: table(runs, o) for v, runs in values.items()} for o in opponents}
-    keep = ("low", "high", "se", "df", "seed_sd", "deal_sd", "seed_noise_estimated")
-    configs = []
-    for v, runs in values.items():
-        entry: dict[str, Any] = {"value": v, "runs": runs, "vs": {}}
-        for o in opponents:
-            ci = contrast_interval([tables[o][v]], [1], bounds=(0.0, 1.0))
-            if ci["se"] == 0:
-                ci["low"], ci["high"] = wilson_interval(*counts(tables[o][v]))
-            entry["vs"][o] = {"mean": ci["estimate"], **{k: ci[k] for k in keep}}
-        configs.append(entry)
-    comparisons: dict[str, list[dict[str, Any]]] = {}
+    tables = {o: {v: np.array([[int(c) for c in r["vs"][o]["deal_wins"]] for r in runs]) / 4
+                  for v, runs in values.items()} for o in opponents}
+    configs = [{"value": v, "runs": runs, "vs": {o: seeded_rate(tables[o][v], 4) for o in opponents}}
+               for v, runs in values.items()]
     names = list(values)
-    for o in opponents:
-        pairs = []
-        for i, va in enumerate(names):
-            for vb in names[i + 1:]:
-                ci = contrast_interval([tables[o][va], tables[o][vb]], [1, -1], bounds=(-1.0, 1.0))
-                if ci["se"] == 0:
-                    _, ci["low"], ci["high"] = newcombe_interval(*counts(tables[o][va]), *counts(tables[o][vb]))
-                pairs.append({"a": va, "b": vb, "difference": ci["estimate"], "p_value": ci["p_value"],
-                              **{k: ci[k] for k in keep}})
-        for pair, significant in zip(pairs, holm([p["p_value"] for p in pairs], alpha), strict=True):
-            pair["significant"] = significant
-        comparisons[o] = pairs
+    pairs = [(va, vb) for i, va in enumerate(names) for vb in names[i + 1:]]
+    comparisons = {o: compare_pairs(tables[o], pairs, 4, alpha) for o in opponents}
     return {"method": METHOD, "configs": configs, "comparisons": comparisons}
 
 

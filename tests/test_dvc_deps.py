@@ -2,7 +2,8 @@
 
 A stage whose ``deps`` miss a module it imports (``src/climbrl/cards.py``, imported by the
 engine, was missing everywhere) keeps stale results after that module changes. This test finds,
-for every stage of ``dvc.yaml`` and ``ablations/dvc.yaml`` (``foreach`` expanded), the project
+for every stage of ``dvc.yaml``, ``ablations/dvc.yaml``, ``strong/dvc.yaml`` and ``seeds/dvc.yaml``
+(``foreach`` expanded), the project
 files its command imports, and checks that some dep path covers each (a directory covers the
 files under it).
 
@@ -32,7 +33,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = {"climbrl": REPO / "src", "pipeline": REPO}  # top-level project package -> folder holding it
 DISPATCH = {"pipeline.__main__", "pipeline.stages", "pipeline.flows", "climbrl.cli"}
-PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml", REPO / "strong" / "dvc.yaml"]
+PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml", REPO / "strong" / "dvc.yaml",
+             REPO / "seeds" / "dvc.yaml"]
 
 
 @cache
@@ -250,7 +252,7 @@ def test_the_import_walk_follows_only_the_selected_branch() -> None:
 
 
 @pytest.mark.parametrize("cmd", ["python -m pipeline train ppo", "python -m pipeline.ablation entropy",
-                                 "climbrl baselines --games 10"])
+                                 "python -m pipeline.seeds run", "climbrl baselines --games 10"])
 def test_the_static_walk_finds_every_module_that_importing_the_entry_loads(cmd) -> None:
     """A cross-check of the walker against Python itself: importing the command's entry module
     (its eager imports, without running it) loads no project file that the walk missed."""

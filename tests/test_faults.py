@@ -140,7 +140,7 @@ def test_a_killed_replay_learner_resumes_into_the_uninterrupted_run(tmp_path, al
 def test_a_replay_checkpoint_without_its_buffer_is_not_resumed(tmp_path) -> None:
     """A Q-learning checkpoint written before checkpoints held the buffer: ``--resume`` refuses it
     with the reason, and the ablation runner (same rule) starts that run again."""
-    from pipeline.ablation import _stale
+    from pipeline.seeded import stale
 
     cfg = small("qlearning", epochs=2)
     with pytest.raises(KeyboardInterrupt):
@@ -150,7 +150,7 @@ def test_a_replay_checkpoint_without_its_buffer_is_not_resumed(tmp_path) -> None
     ckpt.save_atomic(state, tmp_path / "checkpoint.pt")
     with pytest.raises(ckpt.CheckpointError, match="no replay buffer"):
         train(cfg, tmp_path, resume=True, progress=False)
-    assert "no replay buffer" in _stale(cfg, tmp_path)
+    assert "no replay buffer" in stale(cfg, tmp_path)
 
 
 # --- divergence ----------------------------------------------------------------------------------

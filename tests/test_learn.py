@@ -303,13 +303,13 @@ def test_checkpoint_errors(tmp_path) -> None:
 
 
 def test_resume_refuses_any_changed_setting_but_the_budget(tmp_path) -> None:
-    from pipeline.ablation import _stale
+    from pipeline.seeded import stale
 
     train(small("ppo", epochs=1), tmp_path, progress=False)
     other = small("ppo", epochs=2, lr=1e-3, ent_coef=0.05)
     with pytest.raises(ckpt.CheckpointError, match=r"lr=0\.0003 there, 0\.001 here; ent_coef=0\.01 there, 0\.05 here"):
         train(other, tmp_path, resume=True, progress=False)
-    assert _stale(other, tmp_path) == ("lr=0.0003 there, 0.001 here; ent_coef=0.01 there, 0.05 here")  # one rule
+    assert stale(other, tmp_path) == ("lr=0.0003 there, 0.001 here; ent_coef=0.01 there, 0.05 here")  # one rule
     # a longer budget, more evaluation workers, other kept policies: the same numbers, so accepted
     res = train(small("ppo", epochs=2, eval_workers=2, keep_policy_every=0), tmp_path, resume=True, progress=False)
     assert [r["epoch"] for r in res["history"]] == [1, 2]
