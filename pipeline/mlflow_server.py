@@ -6,7 +6,9 @@ the model registry in the database; artifacts in DIR, uploaded and downloaded th
 server, so a client needs no access to DIR): that variable is the option's own, so the URL and
 its password are on no command line, where every local user reads them in ``ps``
 (``/proc/PID/environ`` is readable by the process's owner only). It waits for its ``/health``,
-prints the tracking URI and runs until Ctrl-C / SIGTERM, then stops it with its worker processes.
+prints the tracking URI and the runs table of each study of ``params.yaml`` (if there is one
+here; the experiments are made on the server) and runs until Ctrl-C / SIGTERM, then stops it
+with its worker processes.
 
 - ``CLIMBRL_MLFLOW_BACKEND`` or ``--backend-file FILE`` (a file holding the URL, such as
   ``.pgdata/climbrl-url``; keep it 0600): a PostgreSQL database URL (``--backend-store-uri URL``
@@ -129,7 +131,20 @@ def mlflow_server(backend: str, artifacts: str | Path, port: int | None = None, 
             logf.close()
 
 
+def study_pages(uri: str, root: Path = Path(".")) -> dict[str, str]:
+    """``{experiment: its runs table on the server at uri}`` for the studies of ``root``'s
+    params.yaml (none without one), each experiment made on the server if it has none yet."""
+    from climbrl.track import runs_address
+    from pipeline.repro import tracked_studies
+
+    if not (root / "params.yaml").exists():
+        return {}
+    return {experiment: runs_address(uri, experiment) for _, experiment in tracked_studies(root)}
+
+
 def main(argv: list[str] | None = None) -> int:
+    from mlflow.exceptions import MlflowException
+
     ap = argparse.ArgumentParser(prog="python -m pipeline.mlflow_server", description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend-store-uri", default=os.environ.get("CLIMBRL_MLFLOW_BACKEND"),
                     help="postgresql://... (default CLIMBRL_MLFLOW_BACKEND, which keeps the password off the "
@@ -171,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
                            allowed_hosts=args.allowed_hosts) as uri:
             print(f"MLflow tracking server: {uri} (artifacts {Path(args.artifacts).resolve()}, log {args.log})\n"
                   f"  export MLFLOW_TRACKING_URI={uri}", flush=True)
+            try:
+                for experiment, page in study_pages(uri).items():
+                    print(f"  runs of {experiment}: {page}", flush=True)
+            except (MlflowException, ValueError) as e:  # the server runs on: only the addresses are missing
+                print(f"pipeline.mlflow_server: no study's runs address ({type(e).__name__}: {e})", file=sys.stderr)
             while not stop["now"]:
                 time.sleep(0.5)
     except (PostgresUnavailable, ServerError) as e:

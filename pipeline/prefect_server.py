@@ -7,7 +7,8 @@ command with one server for all of them:
 - ``PREFECT_API_URL`` already set: the command runs against that server (checked to answer first).
 - otherwise: ``prefect server start --host 127.0.0.1 --port PORT`` (loopback only; analytics off;
   its database under ``PREFECT_HOME``, the project's ``.prefect/`` by default, the same one the
-  temporary servers use, so the UI keeps earlier runs) starts in a process group of its own; once
+  temporary servers use, so the UI keeps earlier runs; its UI told the server's own address,
+  ``PREFECT_SERVER_UI_API_URL``) starts in a process group of its own; once
   its health endpoint answers, the command runs with ``PREFECT_API_URL`` set, and the server is
   stopped when the command ends, fails, or this process is interrupted (SIGINT, SIGTERM).
 
@@ -85,11 +86,16 @@ def prefect_server(port: int | None = None, startup_timeout: float = 120.0,
     home = Path(os.environ["PREFECT_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     log = log or home / "server.log"
+    api_url = f"http://{url_host(client_address(host))}:{port}/api"
     env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)
+    # the API address the served UI gives the browser (its /ui-settings): unset, Prefect 3.9 builds
+    # it from PREFECT_SERVER_API_HOST and _PORT, which --host and --port do not change, so the UI
+    # would call 127.0.0.1:4200 and say "Can't connect to Server API". One the user set (a proxy's) stays.
+    if not (env.get("PREFECT_SERVER_UI_API_URL") or env.get("PREFECT_UI_API_URL")):
+        env["PREFECT_SERVER_UI_API_URL"] = api_url
     cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port),
            "--analytics-off", "--no-scheduler", "--no-late-runs"]
-    api_url = f"http://{url_host(client_address(host))}:{port}/api"
     health = f"http://{url_host(here)}:{port}/api"
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

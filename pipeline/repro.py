@@ -17,7 +17,8 @@ with an upstream stage of another study is a joint stage, left to the final ``dv
 ``--jobs`` groups run at once (default: the number of cores, at least 1); ``--jobs 1`` is a plain
 ``dvc repro``. Each group's output is prefixed with its name. If a group fails, the others finish,
 the final step is skipped, and the exit status is 1. Every study's MLflow experiment is created
-before the studies start (:func:`prepare_tracking`: two first writers of a fresh store collide).
+before the studies start (:func:`prepare_tracking`: two first writers of a fresh store collide),
+and the address of its runs table printed, at the start and the end.
 Interrupted (SIGINT, SIGTERM), the running
 ``dvc`` processes are stopped. The wall time of the whole run is printed at the end.
 """
@@ -95,24 +96,27 @@ def study_names(root: Path = Path(".")) -> list[str]:
     return list(names(_raw_params(root)))
 
 
-def prepare_tracking(root: Path = Path(".")) -> list[str]:
-    """Create every study's MLflow experiment (and, on a fresh SQLite store, its tables) before the
-    studies start: two processes creating the same store's schema at once can collide. Returns the
-    experiments' names."""
-    from climbrl import track
+def tracked_studies(root: Path = Path(".")) -> list[tuple[str, str]]:
+    """``(tracking_uri, experiment)`` of every study of ``params.yaml`` that tracks (the main study
+    first; none without a ``tracking`` section)."""
     from climbrl.params import load_params
     from climbrl.params import study_names as names
 
     raw = _raw_params(root)
     if "tracking" not in raw:
-        return []  # no MLflow store to prepare
-    experiments: list[str] = []
-    for spec in ["params.yaml", *(f"params.yaml#{s}" for s in names(raw))]:
-        p = load_params(str(root / spec))
-        if p.tracking.tracking_uri:
-            track.configure(p.tracking.tracking_uri, p.tracking.experiment)
-            experiments.append(p.tracking.experiment)
-    return experiments
+        return []  # no MLflow store
+    specs = [load_params(str(root / spec)) for spec in ["params.yaml", *(f"params.yaml#{s}" for s in names(raw))]]
+    return [(p.tracking.tracking_uri, p.tracking.experiment) for p in specs if p.tracking.tracking_uri]
+
+
+def prepare_tracking(root: Path = Path(".")) -> dict[str, str]:
+    """Create every study's MLflow experiment (and, on a fresh SQLite store, its tables) before the
+    studies start: two processes creating the same store's schema at once can collide. Returns
+    ``{experiment: where its runs are seen}`` (:func:`climbrl.track.runs_address`)."""
+    from climbrl import track
+
+    return {experiment: track.runs_address(track.configure(uri, experiment), experiment)
+            for uri, experiment in tracked_studies(root)}
 
 
 def _pump(name: str, stream, lock: threading.Lock) -> None:
@@ -158,6 +162,12 @@ def run_groups(commands: dict[str, list[str]], jobs: int) -> dict[str, int]:
     return status
 
 
+def show_addresses(addresses: dict[str, str]) -> None:
+    """Where each study's MLflow runs are seen (printed at the start and again at the end)."""
+    for experiment, address in addresses.items():
+        print(f"MLflow runs of {experiment}: {address}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline.repro", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
@@ -176,8 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[{name}] {' '.join(cmd)}")
         print(f"[joint: {', '.join(joint) or 'none'}] {' '.join(final)}")
         return 0
+    addresses = prepare_tracking()
+    show_addresses(addresses)
     if args.jobs > 1 and len(commands) > 1:
-        prepare_tracking()
         status = run_groups(commands, args.jobs)
         failed = sorted(n for n, rc in status.items() if rc != 0)
         if failed:
@@ -186,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rc = subprocess.call(final)
     print(f"pipeline.repro: {'done' if rc == 0 else 'failed'} in {(time.perf_counter() - start) / 60:.1f} min "
           f"(jobs={args.jobs})", flush=True)
+    show_addresses(addresses)
     return rc
 
 

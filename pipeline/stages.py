@@ -63,6 +63,13 @@ def stage_key(params: Params, algo: str) -> str:
     return f"{params.study}-{algo}" if params.study else algo
 
 
+def algorithm(params: Params, learner: str) -> str:
+    """The learning algorithm of a study's learner (``ppo_search`` -> ``ppo``): its runs' ``algo``
+    tag, beside the learner's id (``variant``) and the game (:func:`climbrl.track.learner_tags`)."""
+    cfg = params.train.get(learner)
+    return cfg.algo if cfg else learner
+
+
 def learner_file(params: Params, algo: str, path: Path, what: str, stage: str) -> Path:
     """``path``, a file of learner ``algo`` (its policy, evaluation or validation results) that a
     later stage needs. Missing, it is an error naming the file and the stage that writes it: a
@@ -170,7 +177,7 @@ def train_learner(params: Params, algo: str, track: bool = True, resume: bool = 
                       (tr.deals_input(deal_seeds(cfg.eval_seed, cfg.eval_games // cfg.num_players, "train-eval"),
                                       f"eval-deals-seed{cfg.eval_seed}", params_path), "evaluation")]
         with tr.training_run(cfg.to_dict(), out, inputs=inputs, artifacts=[out / POLICY, out / METRICS],
-                             resuming=resume and (out / CHECKPOINT).exists()) as run:
+                             resuming=resume and (out / CHECKPOINT).exists(), learner=algo) as run:
             res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
             run.complete(res["history"])
     else:
@@ -259,10 +266,12 @@ def evaluate_learner(params: Params, algo: str, track: bool = True,
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
         given = [(tr.params_file_input(params_path), "params")] if Path(params_path).exists() else []
         evaluation = (tr.deals_input(seeds, paths.seeds.name, paths.seeds), "evaluation")
-        tr.log_evaluation(algo, result, path, inputs=[evaluation, *given], started=started)
-        tr.log_evaluation(algo, validation, valid_path, stage="validate", started=started,
+        learner = {"game": params.game, "learner": algo}
+        tr.log_evaluation(algorithm(params, algo), result, path, inputs=[evaluation, *given], started=started,
+                          **learner)
+        tr.log_evaluation(algorithm(params, algo), validation, valid_path, stage="validate", started=started,
                           inputs=[(tr.deals_input(valid_seeds, paths.valid_seeds.name, paths.valid_seeds),
-                                  "validation"), *given])
+                                  "validation"), *given], **learner)
     return result
 
 
@@ -315,13 +324,14 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with tr.stage_run(f"deep-{best}", started):
+        with tr.stage_run(tr.run_name("deep", params.game, best), started):
             for r in runs:
                 opp = r["opponents"][0]
                 for role, x in r["spread"]["A"].items():
                     for k in ("win_rate_mean", "win_rate_std", "adp_mean", "adp_std"):
                         mlflow.log_metric(f"{k}/{opp}/{role}", x[k])
-            mlflow.set_tags({"stage": "deep", "algo": best, "git_commit": tr.git_commit()})
+            mlflow.set_tags({**tr.learner_tags(params.game, algorithm(params, best), best), "stage": "deep",
+                             "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out))
     return result
 
@@ -380,11 +390,11 @@ def tournament(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with tr.stage_run("tournament", started):
+        with tr.stage_run(tr.run_name("tournament", params.game), started):
             for r in res["leaderboard"]:
                 mlflow.log_metric(f"rating/{r['participant']}", r["rating"])
                 mlflow.log_metric(f"win_rate/{r['participant']}", r["win_rate"])
-            mlflow.set_tags({"stage": "tournament", "git_commit": tr.git_commit()})
+            mlflow.set_tags({"stage": "tournament", "game": params.game, "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out))
     return res
 
@@ -444,11 +454,11 @@ def behaviour(params: Params, track: bool = True) -> dict[str, Any]:
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with tr.stage_run("behaviour", started):
+        with tr.stage_run(tr.run_name("behaviour", params.game), started):
             for name, s in agents.items():
                 for metric, value in win.headline(s).items():
                     mlflow.log_metric(f"{metric}/{name}", value)
-            mlflow.set_tags({"stage": "behaviour", "git_commit": tr.git_commit()})
+            mlflow.set_tags({"stage": "behaviour", "game": params.game, "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out / "behaviour.json"))
             for f in figures:
                 mlflow.log_artifact(f)
@@ -475,7 +485,7 @@ def _behaviour_unavailable(params: Params, track: bool, started: float) -> dict[
         from climbrl import track as tr
 
         tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
-        with tr.stage_run("behaviour", started):
+        with tr.stage_run(tr.run_name("behaviour", params.game), started):
             mlflow.set_tags({"stage": "behaviour", "game": params.game, "available": "false",
                              "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out / "behaviour.json"))
@@ -497,7 +507,8 @@ def report(params: Params, track: bool = True) -> Path:
             policy = learner_file(params, best, paths.runs / best / "policy.pt", "trained policy", "train")
             tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
             flat = {k: v for k, v in metrics.get("learners", {}).get(best, {}).items() if isinstance(v, float)}
-            tr.register_policy(policy, params.tracking.register_model, best, flat)
+            tr.register_policy(policy, params.tracking.register_model, algorithm(params, best), flat,
+                               game=params.game, learner=best)
     return out
 
 

@@ -108,7 +108,7 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
     t = tracking or {"tracking_uri": "sqlite:///mlflow.db", "experiment": "climbrl-strong"}
     tr.configure(t["tracking_uri"], t["experiment"])
     with tr.training_run(cfg.to_dict(), out, artifacts=[out / POLICY, out / METRICS], resuming=resume,
-                         tags={"stage": "strong-train", "game": game}) as run:
+                         stage="strong-train") as run:
         res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
         run.complete(res["history"])
     return res

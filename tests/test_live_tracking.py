@@ -229,10 +229,12 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
         assert evaluation_began * 1000 - 1 <= info.start_time < written_ms < info.end_time, (stage, info)
         assert info.status == "FINISHED"
         tags = client.get_run(runs[stage].info.run_id).data.tags
-        assert tags["mlflow.runName"] == f"{stage}-ppo" and {"mlflow.user", "mlflow.source.name"} <= set(tags)
+        assert tags["mlflow.runName"] == f"{stage}@big2-ppo" and {"mlflow.user", "mlflow.source.name"} <= set(tags)
+        assert (tags["game"], tags["algo"], tags["variant"]) == ("big2", "ppo", "ppo")
 
     train_run = client.get_run(runs["train"].info.run_id)
     assert train_run.info.status == "FINISHED" and train_run.data.params["epochs"] == "3"
+    assert train_run.info.run_name == "train@big2-ppo"
     assert steps(client, train_run.info.run_id) == [1, 2, 3]
     assert all(m.timestamp > 0 for m in client.get_metric_history(train_run.info.run_id, "games"))
     # logged live through the stage, each epoch when it ended: after its snapshot was written and
@@ -243,6 +245,57 @@ def test_the_stages_log_live_with_the_params_file_and_the_deal_sets_as_inputs(st
     for epoch in (1, 2):
         assert int(snaps[epoch - 1]) <= logged[epoch] <= snaps[epoch], (epoch, logged, snaps)
     assert {a.path for a in client.list_artifacts(train_run.info.run_id)} == {"policy.pt", "metrics.csv"}
+
+
+def test_every_run_is_named_by_its_stage_and_learner_and_tagged_with_game_algo_and_variant(store, tmp_path,
+                                                                                          monkeypatch) -> None:
+    """Two PPO variants of a Dou Dizhu study, trained and evaluated through the stages: each run
+    is named STAGE@GAME-LEARNER (not ``train-ppo`` twice), its algorithm and variant tags apart."""
+    import mlflow
+    from pipeline import stages
+
+    from climbrl.params import load_params
+
+    monkeypatch.chdir(tmp_path)
+    raw = {**SMALL, "game": "doudizhu", "rules": "rlcard", "tune": {**SMALL["tune"], "eval_games": 6},
+           "seeds": {"deals": 2, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+           "train": {"common": {"epochs": 1, "games_per_epoch": 2, "eval_every": 1, "eval_games": 6, "hidden": 16,
+                                "minibatch_decisions": 64, "eval_opponents": ["random"]},
+                     "ppo": {}, "ppo_small": {"algo": "ppo", "hidden": 8}},
+           "evaluate": {"games": 4, "opponents": ["random"], "workers": 1},
+           "tracking": {"tracking_uri": f"sqlite:///{store / 'mlflow.db'}", "experiment": "live-names",
+                        "register_model": "live-names-best"}}
+    Path("params.yaml").write_text(yaml.safe_dump(raw))
+    p = load_params("params.yaml")
+    stages.make_seeds(p)
+    for learner in ("ppo", "ppo_small"):
+        stages.train_learner(p, learner)
+        stages.evaluate_learner(p, learner)
+    exp = mlflow.get_experiment_by_name("live-names")
+    runs = mlflow.tracking.MlflowClient().search_runs([exp.experiment_id])
+    assert sorted((r.info.run_name, r.data.tags["stage"], r.data.tags["game"], r.data.tags["algo"],
+                   r.data.tags["variant"]) for r in runs) == sorted(
+        (f"{stage}@doudizhu-{learner}", stage, "doudizhu", "ppo", learner)
+        for stage in ("train", "evaluate", "validate") for learner in ("ppo", "ppo_small"))
+
+
+def test_the_printed_address_is_the_experiment_s_runs_table(store) -> None:
+    """A SQLite store's address is the runs table's once ``mlflow ui`` serves that store, with the
+    command (a tracking server's, the runs table on it: tests/test_ui_browser.py opens it)."""
+    import mlflow
+
+    uri = f"sqlite:///{store / 'mlflow.db'}"
+    track.configure(uri, "live-address")
+    eid = mlflow.get_experiment_by_name("live-address").experiment_id
+    address = track.runs_address(uri, "live-address")
+    assert address.startswith(f"http://127.0.0.1:5000/#/experiments/{eid}/runs (serve it first: ")
+    assert f"ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000)" in address
+    assert track.runs_page("http://h:1/", eid) == f"http://h:1/#/experiments/{eid}/runs"
+    # an experiment the store does not hold yet is made, tagged as model training
+    address = track.runs_address(uri, "live-address-new")
+    made = mlflow.get_experiment_by_name("live-address-new")
+    assert f"/#/experiments/{made.experiment_id}/runs " in address
+    assert made.tags[track.EXPERIMENT_KIND_TAG] == track.EXPERIMENT_KIND
 
 
 def test_inputs_logged_by_two_runs_at_once_are_retried_after_the_datasets_race(store, monkeypatch) -> None:
@@ -311,3 +364,4 @@ def test_a_tuning_trial_that_raises_leaves_its_run_failed(store, tmp_path, monke
     runs = {r.data.tags.get("stage"): r for r in client.search_runs([exp.experiment_id])}
     assert runs["tune-trial"].info.status == "FAILED" and runs["tune-trial"].data.tags["state"] == "failed"
     assert runs["tune"].info.status == "FAILED"  # the worker's run, which the error left
+    assert (runs["tune"].info.run_name, runs["tune-trial"].info.run_name) == ("tune@big2-ppo", "trial-0@big2-ppo")

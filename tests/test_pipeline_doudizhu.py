@@ -189,6 +189,10 @@ def test_dou_dizhu_stages_end_to_end(ddz_dir) -> None:
     mlflow.set_tracking_uri("sqlite:///mlflow.db")
     runs = mlflow.search_runs(experiment_names=["ddz"])
     assert {"train", "evaluate", "validate", "tournament", "behaviour", "register"} <= set(runs["tags.stage"])
+    assert set(runs["tags.mlflow.runName"]) == {  # each run by its stage and learner, the game and variant as tags
+        "train@doudizhu-ppo", "evaluate@doudizhu-ppo", "validate@doudizhu-ppo", "deep@doudizhu-ppo",
+        "tournament@doudizhu", "behaviour@doudizhu", "register@doudizhu-ppo"}
+    assert set(runs["tags.game"]) == {"doudizhu"} and set(runs["tags.variant"].dropna()) == {"ppo"}
     ev_run = runs[runs["tags.stage"] == "evaluate"].iloc[0]
     assert "metrics.adp/random/landlord" in runs.columns and ev_run["metrics.games/random/landlord"] == 2
     norm = "metrics.normalized_win_rate/random"

@@ -32,8 +32,9 @@ def test_a_given_prefect_api_url_that_does_not_answer_fails_at_once(monkeypatch)
 
 def test_a_stage_reports_to_the_one_server_which_stops_when_the_command_fails(tmp_path, monkeypatch) -> None:
     """Slow (a real server starts: 10-20 s here). The command runs the seeds stage as a Prefect
-    flow, finds its flow run on the server, checks that a nested helper reuses the server, and
-    exits 3; the helper returns 3 and the server no longer answers."""
+    flow, finds its flow run on the server, checks that a nested helper reuses the server and
+    that the UI is given the server's address, and exits 3; the helper returns 3 and the server
+    no longer answers."""
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.delenv("CLIMBRL_PREFECT_PORT", raising=False)
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
@@ -53,13 +54,15 @@ def test_a_stage_reports_to_the_one_server_which_stops_when_the_command_fails(tm
         runs = [r["state_type"] for r in json.load(urllib.request.urlopen(req))]
         with prefect_server() as again:  # PREFECT_API_URL is set: no second server
             reused = again == url
-        json.dump({"url": url, "runs": runs, "reused": reused}, open("seen.json", "w"))
+        ui_api = json.load(urllib.request.urlopen(url.removesuffix("/api") + "/ui-settings"))["api_url"]
+        json.dump({"url": url, "runs": runs, "reused": reused, "ui_api": ui_api}, open("seen.json", "w"))
         sys.exit(3)
     """)
     assert ps.run_with_server([sys.executable, "-c", script]) == 3
     seen = json.loads(Path("seen.json").read_text())
     assert seen["url"].startswith("http://127.0.0.1:") and seen["url"].endswith("/api")
     assert seen["runs"] == ["COMPLETED"] and seen["reused"]
+    assert seen["ui_api"] == seen["url"]  # the UI calls this server (not Prefect's default 127.0.0.1:4200)
     assert json.loads(Path("data/eval_seeds.json").read_text())["seed"] == 1
     assert not ps.healthy(seen["url"])  # stopped
     assert (tmp_path / "prefect-home" / "server.log").exists()

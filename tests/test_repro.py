@@ -238,15 +238,19 @@ def test_a_stage_process_records_its_own_work_for_the_stage_time(tmp_path, monke
     assert first + 0.3 <= flows.read_work(clock) < first + 5
 
 
-def test_every_study_s_experiment_exists_before_the_studies_start(tmp_path) -> None:
+def test_every_study_s_experiment_exists_before_the_studies_start_and_its_runs_address_is_given(tmp_path) -> None:
     import mlflow
 
     (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text())
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     # in a process of its own: MLflow's active experiment is process-wide state
-    out = subprocess.run([sys.executable, "-c", "from pipeline import repro; print(repro.prepare_tracking())"],
-                         cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "['climbrl-big2-study', 'climbrl-doudizhu-study']"
+    out = subprocess.run([sys.executable, "-c", "import json; from pipeline import repro; "
+                          "print(json.dumps(repro.prepare_tracking()))"],
+                         cwd=tmp_path, env={**env, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "src")])},
+                         capture_output=True, text=True, check=True)
+    addresses = json.loads(out.stdout)
+    assert list(addresses) == ["climbrl-big2-study", "climbrl-doudizhu-study"]
     client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    assert {e.name for e in client.search_experiments()} >= {"climbrl-big2-study", "climbrl-doudizhu-study"}
+    ids = {e.name: e.experiment_id for e in client.search_experiments()}
+    for name, address in addresses.items():  # make run prints each study's runs table, and how to serve it
+        assert address.startswith(f"http://127.0.0.1:5000/#/experiments/{ids[name]}/runs (serve it first: ")

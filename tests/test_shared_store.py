@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.ui_servers import get_json, optuna_dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -151,27 +152,10 @@ def test_two_workers_share_one_study(tmp_path, postgres_url):
     assert sorted(p.name for p in (tmp_path / "runs" / "tune" / "shared").iterdir()) == [f"trial-{i}" for i in range(4)]
     assert study.metric_names == ["win rate vs random"]  # the dashboard's objective name
     # optuna-dashboard on the same storage starts and shows the named objective
-    from pipeline.postgres import free_port
-
-    port = free_port()
-    dash = subprocess.Popen([str(Path(sys.executable).parent / "optuna-dashboard"), postgres_url, "--host",
-                             "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=2) as r:
-                    sid = json.load(r)["study_summaries"][0]["study_id"]
-                break
-            except OSError:
-                assert dash.poll() is None and time.monotonic() < deadline, "optuna-dashboard did not start"
-                time.sleep(0.3)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies/{sid}?after=0", timeout=10) as r:
-            detail = json.load(r)
-        assert detail["objective_names"] == ["win rate vs random"] and len(detail["trials"]) == 4
-    finally:
-        dash.send_signal(signal.SIGINT)
-        dash.wait(20)
+    with optuna_dashboard(postgres_url) as dash:
+        sid = get_json(f"{dash}/api/studies")["study_summaries"][0]["study_id"]
+        detail = get_json(f"{dash}/api/studies/{sid}?after=0")
+    assert detail["objective_names"] == ["win rate vs random"] and len(detail["trials"]) == 4
     # a worker started once the budget is spent runs nothing
     _finish(_tune(tmp_path, postgres_url, "shared", params))
     assert len(optuna.load_study(study_name="shared", storage=postgres_url).trials) == 4

@@ -7,6 +7,10 @@ Telemetry off is an environment default that a program sets where it starts
 variables), never as a side effect of importing this module.
 Open the UI: ``mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000``.
 
+Every run is named by its stage and learner (:func:`run_name`: ``train@doudizhu-ppo_search``,
+``evaluate@big2-dqn``, ``tournament@big2``) and tagged with the game, the algorithm and the
+variant (:func:`learner_tags`); :func:`runs_page` is the UI's address of an experiment's runs.
+
 A training is logged while it runs (:func:`training_run`, the training loop's ``on_epoch``): the
 run starts before the first epoch and ends after the last, every epoch's row is logged as it
 ends (real time, step = epoch), and a stopped or failed training leaves its run KILLED or FAILED
@@ -39,6 +43,65 @@ EXPERIMENT_KIND = "custom_model_development"
 OUT_DIR_TAG = "climbrl.out_dir"     # a training run's output folder: a resumed training finds its run by it
 RESUMES_TAG = "climbrl.resumes"     # how many times the run was continued by a resumed training
 STEP_METRIC = "games"               # a metric every epoch's row has: the epochs a run holds
+
+
+def run_name(stage: str, game: str | None, learner: str | None = None) -> str:
+    """A run's name: its stage, then the game and the learner's id in the study (its key in
+    params.yaml's ``train``): ``train@doudizhu-ppo_search``, ``evaluate@big2-dqn``,
+    ``tournament@big2``. The learner's id, not its algorithm: five Dou Dizhu learners are PPO,
+    and runs named by the algorithm alone (``train-ppo``) could not be told apart in the UI."""
+    who = "-".join(x for x in (game, learner) if x)
+    return f"{stage}@{who}" if who else stage
+
+
+def learner_tags(game: str | None, algo: str, variant: str | None = None) -> dict[str, str]:
+    """The tags of a learner's run: the game, the algorithm (``ppo``) and the variant, the
+    learner's id in the study (``ppo_search``; the algorithm's name where the study has one
+    learner per algorithm). A run whose game is not known has no game tag."""
+    return {**({"game": game} if game else {}), "algo": algo, "variant": variant or algo}
+
+
+def runs_page(ui_url: str, experiment_id: str) -> str:
+    """The MLflow UI's address of an experiment's runs table: ``http://127.0.0.1:5000/#/experiments/1/runs``.
+
+    MLflow 3.17 has no setting for the UI's default workflow: its switch (top left) starts on
+    GenAI in a browser that has not chosen, and one click on "Model training" is remembered
+    there. (The ``workflowType`` query parameter the switch writes is undocumented, and the UI
+    drops it at the next link.) The runs table shows either way: the experiments are tagged as
+    model training (:data:`EXPERIMENT_KIND`)."""
+    return f"{ui_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
+
+
+LOCAL_UI = "http://127.0.0.1:5000"
+"""Where ``mlflow ui`` serves a store by default (this machine only)."""
+
+
+def runs_address(tracking_uri: str, experiment: str) -> str:
+    """Where a person sees ``experiment``'s runs in the store at ``tracking_uri``: its runs table
+    (:func:`runs_page`) on a tracking server; a store the UI is not served from (SQLite) gets the
+    address ``mlflow ui`` gives it, with that command. The experiment is made (tagged as model
+    training) if the store has none of that name, so the address exists before the first run."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        try:
+            experiment_id = client.create_experiment(experiment, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        except MlflowException:  # another process made it a moment before
+            experiment_id = client.get_experiment_by_name(experiment).experiment_id
+    else:
+        experiment_id = exp.experiment_id
+    if tracking_uri.startswith(("http://", "https://")):
+        return runs_page(tracking_uri, experiment_id)
+    page = runs_page(LOCAL_UI, experiment_id)
+    if tracking_uri.startswith("sqlite:"):
+        cli = Path(sys.executable).parent / "mlflow"
+        cli_name = os.path.relpath(cli) if cli.exists() else "mlflow"
+        return f"{page} (serve it first: {cli_name} ui --backend-store-uri {tracking_uri} --host 127.0.0.1 --port 5000)"
+    # a database URL is not printed: it may hold a password
+    return f"{page} (once an MLflow server serves this store)"
 
 
 def git_commit() -> str:
@@ -219,7 +282,7 @@ def _unfinished_run(out_key: str, hash_: str) -> tuple[str, set[int]] | None:
 @contextmanager
 def training_run(cfg_dict: dict[str, Any], out_dir: Path, inputs: Sequence[tuple[Any, str]] = (),
                  artifacts: Sequence[Path] = (), tags: dict[str, str] | None = None,
-                 resuming: bool = False) -> Iterator[TrainingRun]:
+                 resuming: bool = False, stage: str = "train", learner: str | None = None) -> Iterator[TrainingRun]:
     """The MLflow run of one training, open while the training runs (call it from inside).
 
     Started before the first epoch with the config as params, tags and ``inputs``; ended
@@ -229,15 +292,18 @@ def training_run(cfg_dict: dict[str, Any], out_dir: Path, inputs: Sequence[tuple
     (SIGKILL) leaves the run RUNNING with its epochs; ``resuming=True`` (the training resumes from
     a checkpoint) continues that run, or a FAILED or KILLED one of the same folder and config,
     instead of starting a new one. Logging changes nothing in the training: it reads the rows
-    after each epoch's files are written and draws no random numbers."""
+    after each epoch's files are written and draws no random numbers. The run is named
+    ``STAGE@GAME-LEARNER`` (:func:`run_name`; ``learner``, the learner's id in the study, defaults
+    to the config's algorithm) and tagged with :func:`learner_tags`."""
     import mlflow
     from mlflow.entities import Param
 
-    algo = cfg_dict["algo"]
+    algo, game = cfg_dict["algo"], cfg_dict.get("game")
     hash_ = params_hash(cfg_dict)
     out_key = str(Path(out_dir).resolve())
     previous = _unfinished_run(out_key, hash_) if resuming else None
-    run = mlflow.start_run(run_id=previous[0]) if previous else mlflow.start_run(run_name=f"train-{algo}")
+    run = (mlflow.start_run(run_id=previous[0]) if previous
+           else mlflow.start_run(run_name=run_name(stage, game, learner or algo)))
     tracker = TrainingRun(run.info.run_id, previous[1] if previous else None)
     status = "FAILED"
     try:
@@ -249,8 +315,8 @@ def training_run(cfg_dict: dict[str, Any], out_dir: Path, inputs: Sequence[tuple
             params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in cfg_dict.items()]
             for i in range(0, len(params), 100):
                 client.log_batch(run.info.run_id, params=params[i:i + 100])
-            mlflow.set_tags({"algo": algo, "stage": "train", "git_commit": git_commit(), "params_hash": hash_,
-                             OUT_DIR_TAG: out_key, **(tags or {})})
+            mlflow.set_tags({**learner_tags(game, algo, learner), "stage": stage, "git_commit": git_commit(),
+                             "params_hash": hash_, OUT_DIR_TAG: out_key, **(tags or {})})
             log_inputs(inputs)
         with _sigterm_raises():
             yield tracker
@@ -295,7 +361,7 @@ def _sigterm_raises() -> Iterator[None]:
 
 
 @contextmanager
-def stage_run(run_name: str, started: float | None = None) -> Iterator[Any]:
+def stage_run(name: str, started: float | None = None) -> Iterator[Any]:
     """The active run of a stage that logs its results once they exist (an evaluation, a
     tournament, the behaviour window): opened at ``started`` (``time.time()`` when the stage's work
     began; default now) in the experiment :func:`configure` selected, so that the run's start and
@@ -310,21 +376,23 @@ def stage_run(run_name: str, started: float | None = None) -> Iterator[Any]:
 
     client = mlflow.tracking.MlflowClient()
     start_ms = int((time.time() if started is None else started) * 1000)
-    run = client.create_run(_get_experiment_id(), start_time=start_ms, run_name=run_name,
-                            tags=registry.resolve_tags({MLFLOW_RUN_NAME: run_name}))
+    run = client.create_run(_get_experiment_id(), start_time=start_ms, run_name=name,
+                            tags=registry.resolve_tags({MLFLOW_RUN_NAME: name}))
     with mlflow.start_run(run_id=run.info.run_id) as active:
         yield active
 
 
 def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[str, str] | None = None,
                    stage: str = "evaluate", inputs: Sequence[tuple[Any, str]] = (),
-                   started: float | None = None) -> str:
+                   started: float | None = None, game: str | None = None, learner: str | None = None) -> str:
     """A run for one learner's final evaluation (``stage`` evaluate) or its validation (``validate``):
     a metric per opponent, the JSON as artifact, ``inputs`` (the deal set, the params file) as inputs;
-    it spans the evaluation from ``started`` (:func:`stage_run`)."""
+    it spans the evaluation from ``started`` (:func:`stage_run`). Named and tagged as the
+    learner's training is (:func:`run_name`, :func:`learner_tags`: ``algo`` the algorithm,
+    ``learner`` its id in the study, by default the algorithm)."""
     import mlflow
 
-    with stage_run(f"{stage}-{algo}", started) as run:
+    with stage_run(run_name(stage, game, learner or algo), started) as run:
         log_inputs(inputs)
         for m in results["matches"]:
             opp = m["opponents"][0]
@@ -338,20 +406,21 @@ def log_evaluation(algo: str, results: dict[str, Any], path: Path, tags: dict[st
             for role, r in m.get("A", {}).items():  # a duel (DouZero's protocol): the learner's side by role
                 for k in ("win_rate", "win_rate_low", "win_rate_high", "adp", "games"):
                     mlflow.log_metric(f"{k}/{opp}/{role}", r[k])
-        mlflow.set_tags({"algo": algo, "stage": stage, "git_commit": git_commit(), **(tags or {})})
+        mlflow.set_tags({**learner_tags(game, algo, learner), "stage": stage, "git_commit": git_commit(),
+                         **(tags or {})})
         mlflow.log_artifact(str(path))
         return run.info.run_id
 
 
 def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict[str, float],
-                    alias: str = "best") -> str:
+                    alias: str = "best", game: str | None = None, learner: str | None = None) -> str:
     """Register the best policy under ``model_name`` as a weights-only checkpoint; returns the version.
 
     The artifact is the project's network file (``torch.save`` of tensors, plain containers and the
     network's config, read back with ``weights_only=True``), not a pickled model: loading it from a
     shared registry never runs code from the file; the code comes from the installed climbrl
     (:func:`load_registered_policy`). The version's tags name the format, the loader and the
-    file's SHA-256, and ``alias`` points at it.
+    file's SHA-256, and ``alias`` points at it. The run that holds it is ``register@GAME-LEARNER``.
     """
     import tempfile
 
@@ -360,12 +429,13 @@ def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict
     from climbrl.learn import checkpoint as ckpt
 
     net, meta, encoder = ckpt.load_network(policy_path)  # refuses anything that is not a weights-only network file
-    with tempfile.TemporaryDirectory() as tmp, mlflow.start_run(run_name=f"best-policy-{algo}") as run:
+    name = run_name("register", game, learner or algo)
+    with tempfile.TemporaryDirectory() as tmp, mlflow.start_run(run_name=name) as run:
         artifact = Path(tmp) / REGISTERED_FILE
         ckpt.save_atomic(ckpt.network_payload(net, meta.get("algo", algo), int(meta.get("epoch", 0)), encoder),
                         artifact)
         mlflow.log_metrics(metrics)
-        mlflow.set_tags({"algo": algo, "stage": "register", "git_commit": git_commit()})
+        mlflow.set_tags({**learner_tags(game, algo, learner), "stage": "register", "git_commit": git_commit()})
         mlflow.log_artifact(str(artifact), artifact_path=REGISTERED_DIR)
         source = f"{run.info.artifact_uri.rstrip('/')}/{REGISTERED_DIR}"
         client = mlflow.tracking.MlflowClient()

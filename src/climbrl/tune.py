@@ -331,13 +331,14 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                 if trial.should_prune():
                     raise optuna.TrialPruned()
 
-        ctx = mlflow.start_run(run_name=f"trial-{trial.number}", nested=True) if mlflow else None
+        name = f"trial-{trial.number}"
+        ctx = mlflow.start_run(run_name=tr.run_name(name, game, algo), nested=True) if mlflow else None
         failed: BaseException | None = None
         try:
             if ctx:
                 ctx.__enter__()
-                mlflow.set_tags({"stage": "tune-trial", "algo": algo, "study": study_name, "trial": str(trial.number),
-                                 "worker": worker})
+                mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune-trial", "study": study_name,
+                                 "trial": str(trial.number), "worker": worker})
                 mlflow.log_params(values)
             train(cfg, run_dir, progress=False, on_epoch=report)
             value = last.get("value", 0.0)
@@ -379,8 +380,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     go = budget.claim() if budget else remaining > 0  # a shared study: this worker's first claim on its budget
     if go:
         if mlflow:
-            with mlflow.start_run(run_name=f"tune-{study_name}"):
-                mlflow.set_tags({"stage": "tune", "algo": algo, "study": study_name, "storage": shown_url(storage)})
+            with mlflow.start_run(run_name=tr.run_name("tune", game, algo)):
+                mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune", "study": study_name,
+                                 "storage": shown_url(storage)})
                 optimize()
         else:
             optimize()
