@@ -104,7 +104,7 @@ def evaluate(sec: dict[str, Any], reports: Path = REPORTS, workers: int = 2) -> 
     for c, sig in zip(contrasts, holm([c["p"] for c in contrasts]), strict=True):
         c["holm_significant"] = sig
     out = {"rules": rules, "opponent": ev["opponent"], "decks": ev["decks"], "seed": ev["seed"], "purpose": "deep",
-           "agents": {n: {k: v for k, v in r.items() if k != "games"} | {"per_deck_adp": per_deck(r["games"], 3)}
+           "agents": {n: {k: v for k, v in r.items() if k != "games"} | {"per_deck_adp": per_deck(r["games"])}
                       for n, r in results.items()},
            "contrasts": contrasts}
     reports.mkdir(parents=True, exist_ok=True)
@@ -145,15 +145,9 @@ def _plot_calibration(out: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def _iv(x: dict[str, Any] | None, key: str = "mean", fmt: str = "+.3f") -> str:
-    from climbrl.evaluate.stats import format_interval
-
-    if not x or x.get(key) is None:
-        return "-"
-    return f"{x[key]:{fmt}} {format_interval(x.get('low'), x.get('high'), fmt)}"
-
-
 def render(out: dict[str, Any]) -> str:
+    from climbrl.evaluate.auction import estimate_text as _iv
+
     n = out["decks"]
     lines = ["# The whole game of Dou Dizhu, auction included (issue 26)", "",
              f"Rules `{out['rules']}` (call-score auction 1-3, bombs, rocket and spring double). Each agent against "

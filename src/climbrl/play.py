@@ -118,19 +118,18 @@ def play(rules: str = "paper", opponents: tuple[str, str, str] = ("heuristic",) 
     return state.returns()
 
 
-def _ddz_tokens(text: str, hand: list[dict[str, str]]) -> list[str]:
-    """The person's typed cards (``33344``, ``10 J Q K A``, ``BR``) as the hand's card tokens."""
-    from climbrl.games.doudizhu.moves import RANKS, parse_counts
+def _ddz_tokens(table, text: str) -> list[str]:
+    """The person's typed cards (``33344``, ``10 J Q K A``, ``BR``) as the table's card tokens."""
+    from climbrl.games.doudizhu.moves import parse_counts
 
-    counts = parse_counts(text.replace("10", "T"))
-    return [f"{RANKS[r]}#{k}" for r in range(len(counts)) for k in range(int(counts[r]))]
+    return [t["id"] for t in table.presenter.hand_tokens(parse_counts(text.replace("10", "T")))]
 
 
 def _plain(text: str) -> str:
     return "".join(text.lower().split())
 
 
-def m_is_cards(text: str) -> bool:
+def _is_cards(text: str) -> bool:
     """Whether the typed text reads as cards (``33``), not as a word of the auction (``bid 3``)."""
     return not any(c.isalpha() and c.upper() not in "TJQKABR" for c in text)
 
@@ -187,7 +186,7 @@ def play_doudizhu(rules: str = "standard", opponents: tuple[str, str] = ("heuris
                 return None
             named = [m["index"] for m in v["legal"] if _plain(m["label"].split(" (")[0]) == _plain(text)]
             try:
-                if named and not m_is_cards(text):
+                if named and not _is_cards(text):
                     table.move(v["turn"], index=named[0])
                 elif text.isascii() and text.isdigit():
                     table.move(v["turn"], index=int(text))
@@ -197,7 +196,7 @@ def play_doudizhu(rules: str = "standard", opponents: tuple[str, str] = ("heuris
                     out("type cards, a move number, or pass (an empty line is not a move)")
                     continue
                 else:
-                    table.move(v["turn"], cards=_ddz_tokens(text, v["hand"]))
+                    table.move(v["turn"], cards=_ddz_tokens(table, text))
                 break
             except TableError as e:
                 out(str(e) + "".join(f"\n  {o['index']:3d}  {o['label']}" for o in e.extra.get("options", [])))

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.evaluate.match import _chunk_games, map_tasks, match_tasks, opponent_list
-from climbrl.evaluate.stats import mean_summary, wilson_interval
+from climbrl.evaluate.stats import format_interval, mean_summary, wilson_interval
 
 ROLES = ("landlord", "peasant")
 
@@ -69,7 +69,7 @@ def whole_game(agent: str, opponent: str, rules: str = "standard", decks: int = 
     games = [g for part in map_tasks(_games, tasks, workers) for g in part]
     deck_seeds = [s for t in tasks for s in t[5]]
     out = {"agent": agent, "opponent": opponent, "rules": rules, "decks": decks, "seed": seed,
-           **summarize(games, game.num_players), "games": games}
+           **summarize(games), "games": games}
     cal = bid_calibration(agent, game, games, deck_seeds)
     if cal is not None:
         out["bid_calibration"] = cal
@@ -129,7 +129,7 @@ def _adp(values: Sequence[float]) -> dict[str, Any]:
     return {"mean": m["mean"], "low": m["low"], "high": m["high"], "n": m["n"]}
 
 
-def per_deck(games: Sequence[dict[str, Any]], players: int) -> list[float]:
+def per_deck(games: Sequence[dict[str, Any]]) -> list[float]:
     """The agent's mean return on each deck (over its seats)."""
     by: dict[int, list[float]] = {}
     for g in games:
@@ -137,9 +137,9 @@ def per_deck(games: Sequence[dict[str, Any]], players: int) -> list[float]:
     return [sum(v) / len(v) for _, v in sorted(by.items())]
 
 
-def summarize(games: Sequence[dict[str, Any]], players: int = 3) -> dict[str, Any]:
+def summarize(games: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(games)
-    adp = _adp(per_deck(games, players))
+    adp = _adp(per_deck(games))
     roles = {}
     for role in ROLES:
         gs = [g for g in games if g["role"] == role]
@@ -179,8 +179,7 @@ def paired(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
     if (a["opponent"], a["rules"], a["decks"], a["seed"]) != (b["opponent"], b["rules"], b["decks"], b["seed"]):
         raise ValueError("a paired comparison needs the same opponent, rules, decks and seed")
-    players = 3
-    da, db = per_deck(a["games"], players), per_deck(b["games"], players)
+    da, db = per_deck(a["games"]), per_deck(b["games"])
     m = mean_summary([x - y for x, y in zip(da, db, strict=True)])
     p = (1.0 if m["mean"] == 0 else 2.0 ** (1 - m["n"])) if m["se"] is None else \
         float(2 * stats.t.sf(abs(m["mean"]) / m["se"], m["df"]))
@@ -209,13 +208,15 @@ def deep_whole_game(agent: str, opponent: str, rules: str = "standard", decks: i
             "adp": adp, "wp": wp, "runs": reps, "text": text}
 
 
-def format_whole_game(res: dict[str, Any]) -> str:
-    def iv(x: dict[str, Any] | None, key: str = "mean", fmt: str = "+.3f") -> str:
-        if not x or x.get(key) is None:
-            return "-"
-        lo, hi = x.get("low"), x.get("high")
-        return f"{x[key]:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]" if lo is not None else f"{x[key]:{fmt}} [n/a]"
+def estimate_text(x: dict[str, Any] | None, key: str = "mean", fmt: str = "+.3f") -> str:
+    """``x[key]`` with its interval (``low``, ``high``; ``[n/a]`` without one), ``-`` when absent."""
+    if not x or x.get(key) is None:
+        return "-"
+    return f"{x[key]:{fmt}} {format_interval(x.get('low'), x.get('high'), fmt)}"
 
+
+def format_whole_game(res: dict[str, Any]) -> str:
+    iv = estimate_text
     lines = [f"{res['agent']} against two {res['opponent']} ({res['rules']}, {res['decks']} decks x 3 seats, "
              f"{res['n_games']} games)",
              f"  ADP per game {iv(res['adp'])}; WP {iv(res['wp'], 'rate', '.3f')}",

@@ -153,17 +153,17 @@ def _key(spec: BidTraining) -> str:
 
 def _write_policy(spec: BidTraining, learner: BidLearner, out: Path) -> None:
     """The play policy's file with the bid model added."""
-    payload = load(spec.play)
-    payload = {**{k: v for k, v in payload.items() if k not in ("bidding", "bid_net", "bid_net_config")},
-               "bidding": "learned", "bid_net": learner.net.state_dict(), "bid_net_config": learner.net.config(),
-               "bid_training": asdict(spec)}
-    save_atomic(payload, out / POLICY)
+    _with_bidder(spec.play, out / POLICY, bidding="learned", bid_net=learner.net.state_dict(),
+                 bid_net_config=learner.net.config(), bid_training=asdict(spec))
 
 
 def write_rule_bidder(play: str | Path, path: str | Path) -> None:
     """The play policy's file bidding with the heuristic's hand-strength rule (``bidding: rule``):
     the control that shows what a learned bid model adds to the same play model."""
-    payload = load(play)
-    payload = {**{k: v for k, v in payload.items() if k not in ("bidding", "bid_net", "bid_net_config")},
-               "bidding": "rule"}
-    save_atomic(payload, path)
+    _with_bidder(play, path, bidding="rule")
+
+
+def _with_bidder(play: str | Path, path: str | Path, **bid: Any) -> None:
+    """``play``'s policy file, any bid model it held replaced by ``bid``, written to ``path``."""
+    payload = {k: v for k, v in load(play).items() if k not in ("bidding", "bid_net", "bid_net_config")}
+    save_atomic({**payload, **bid}, path)

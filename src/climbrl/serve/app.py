@@ -35,7 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from climbrl.serve.catalog import catalog
 from climbrl.serve.matches import MatchError, match_records, replay_match
-from climbrl.serve.replay import RecordError, frames
+from climbrl.serve.replay import MAX_RECORD_BYTES, RecordError, frames
 from climbrl.serve.table import Table, TableError
 
 
@@ -193,8 +193,8 @@ def create_app(root: str | Path = ".", record_dir: str | Path | None = None, max
     @app.post("/api/replay")
     async def replay_upload(request: Request) -> dict[str, Any]:
         body = await request.body()
-        if len(body) > (1 << 20):
-            raise RecordError("the record is larger than 1 MiB")
+        if len(body) > MAX_RECORD_BYTES:
+            raise RecordError(f"the record is larger than {MAX_RECORD_BYTES} bytes")
         try:
             text = body.decode()
         except UnicodeDecodeError:

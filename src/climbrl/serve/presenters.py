@@ -171,34 +171,30 @@ class DdzPresenter(Presenter):
         hand = decision.observation.hand
         if any(c > h for c, h in zip(counts, hand, strict=True)):
             missing = [max(0, c - h) for c, h in zip(counts, hand, strict=True)]
-            return self._refuse(f"you do not hold {self._text(missing)}")
+            raise Refused(f"you do not hold {self._text(missing)}")
         if not any(counts):
             if 0 in decision.moves:
                 return [decision.moves.index(0)]
-            return self._refuse("you lead this trick: you cannot pass")
+            raise Refused("you lead this trick: you cannot pass")
         import numpy as np
 
         try:
             ids = combos.classify(np.array(counts, dtype=np.int8), self.game.rules)
         except GameError as e:
-            return self._refuse(str(e))
+            raise Refused(str(e)) from None
         legal = [decision.moves.index(i) for i in ids if i in decision.moves]
         if legal:
             return legal
         text = self._text(counts)
         if not ids:
-            return self._refuse(f"{text} is not a combination under the {self.game.rules.name} rules")
+            raise Refused(f"{text} is not a combination under the {self.game.rules.name} rules")
         to_beat = decision.observation.to_beat
         if to_beat:
-            return self._refuse(f"{text} does not beat the {self.label(to_beat)} on the table")
-        return self._refuse(f"{text} is not a legal move here")
+            raise Refused(f"{text} does not beat the {self.label(to_beat)} on the table")
+        raise Refused(f"{text} is not a legal move here")
 
     def _text(self, counts: Sequence[int]) -> str:
         return " ".join(t["label"] for t in self._tokens_of_counts(counts))
-
-    @staticmethod
-    def _refuse(msg: str) -> list[int]:
-        raise Refused(msg)
 
 
 def presenter_for(game: Any) -> Presenter:

@@ -36,6 +36,7 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
     """``{"kind", "agent", "what", "rows"}`` for ``agent``'s choice ``chosen`` (an index into
     ``decision.moves``); ``label`` formats a move. Rows: ``{"move", "value", "chosen"}`` (and
     ``visits``, ``cards`` for a search), best first."""
+    from climbrl.agents.external.charlesworth import CharlesworthAgent
     from climbrl.agents.search import SearchAgent
     from climbrl.evaluate.behaviour import move_probabilities
     from climbrl.learn.policy import PolicyAgent
@@ -61,7 +62,7 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
         return {**base, "kind": "q", "what": "the network's Q-value (expected return) of each move",
                 "rows": _table(label, decision, who.move_scores(decision), chosen)}
     probs = move_probabilities(who, [decision], [chosen])[0]
-    if isinstance(who, PolicyAgent) or type(who).__name__ == "CharlesworthAgent":
+    if isinstance(who, (PolicyAgent, CharlesworthAgent)):
         return {**base, "kind": "policy", "what": "the policy's probability of each move",
                 "rows": _table(label, decision, probs, chosen)}
     return {**base, "kind": "rule", "what": "a rule agent: it scores no moves, this is its choice",

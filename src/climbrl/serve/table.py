@@ -22,7 +22,6 @@ import random
 import re
 import secrets
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +116,6 @@ class Table:
         self.rngs = [random.Random(seat_seed(seed, 0, seat, s)) for s in range(n)]
         self.id = secrets.token_urlsafe(12)
         self.lock = threading.Lock()
-        self.touched = time.monotonic()
         try:
             self.state = self.game.new_game(seed=seed)
         except GameError as e:
