@@ -161,6 +161,21 @@ def test_a_duplicate_key_is_refused_wherever_it_stands(tmp_path) -> None:
         load_params(p)
 
 
+def test_a_float_without_a_dot_is_a_number_as_yaml_1_2_reads_it(capsys, tmp_path, monkeypatch) -> None:
+    """PyYAML reads ``3e-5`` as a string (YAML 1.1); the project's files and ``--set`` read it as a number."""
+    assert load_yaml("lr: 3e-5\nb: -1E4\nc: 2.5e-3\nd: 1e\ne: 12\n") == {"lr": 3e-5, "b": -1e4, "c": 2.5e-3,
+                                                                         "d": "1e", "e": 12}
+    import yaml
+
+    assert yaml.safe_load("3e-5") == "3e-5"  # PyYAML's own loader is left as it is
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(capsys, *TINY_TRAIN, "--set", "lr=3e-5", "--out", "r")
+    assert rc == 0, err
+    from climbrl.learn.checkpoint import load
+
+    assert load(tmp_path / "r" / "checkpoint.pt")["config"]["lr"] == 3e-5
+
+
 # --- play: input that is not a move -----------------------------------------------------------------
 
 def test_play_answers_input_that_is_not_a_move_and_goes_on() -> None:

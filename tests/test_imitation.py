@@ -8,6 +8,7 @@ import random
 
 import numpy as np
 import pytest
+import torch
 
 from climbrl.agents import Decision
 from climbrl.cli import main as cli
@@ -53,7 +54,7 @@ def test_the_student_learns_the_teachers_moves(tmp_path) -> None:
 
 def test_bad_settings_fail_before_any_game() -> None:
     for bad, match in (({"games": 2}, "games"), ({"holdout": 1.0}, "holdout"), ({"workers": 0}, "workers"),
-                       ({"encoder": "big2"}, "action space"), ({"epochs": 0}, "epochs")):
+                       ({"encoder": "doudizhu"}, "no encoder 'doudizhu' for big2"), ({"epochs": 0}, "epochs")):
         with pytest.raises(ImitationError, match=match):
             ImitationConfig(**bad)
     with pytest.raises(EncoderError, match="5-card straights"):
@@ -67,3 +68,36 @@ def test_cli(tmp_path, capsys) -> None:
     assert (tmp_path / "policy.pt").exists()
     assert cli(["imitate", "--games", "1", "--out", str(tmp_path)]) == 2
     assert "games must be at least 4" in capsys.readouterr().err
+
+
+def test_a_dou_dizhu_student_is_a_learners_network_that_a_run_starts_from(tmp_path, capsys) -> None:
+    """Dou Dizhu's student is the learners' per-move scoring network with a value head: it learns
+    the heuristic's moves far above chance on held-out games, and a PPO run starts from its weights
+    (``init_policy``); a learner whose network differs (DMC's role networks) is refused by name."""
+    from climbrl.config import train_config
+    from climbrl.learn.checkpoint import CheckpointError, load_network
+    from climbrl.learn.registry import make_learner
+
+    assert cli(["imitate", "--game", "doudizhu", "--teacher", "heuristic", "--games", "120", "--epochs", "6",
+                "--hidden", "64", "--lr", "3e-3", "--workers", "1", "--out", str(tmp_path), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["config"]["rules"] == "douzero" and res["config"]["encoder"] == "doudizhu"
+    data = collect(ImitationConfig(**res["config"]))
+    held = data["game"] >= 120 - 6  # holdout 0.05 of 120 games
+    chance = float(np.mean(1.0 / np.diff(data["offsets"])[held]))
+    assert res["holdout_accuracy"] > chance + 0.2, (res["holdout_accuracy"], chance)
+    student, _, _ = load_network(tmp_path / "policy.pt", game="doudizhu")
+    learner = make_learner(train_config("ppo", game="doudizhu", rules="douzero", hidden=64,
+                                        init_policy=str(tmp_path / "policy.pt")))
+    for k, v in student.state_dict().items():
+        assert torch.equal(learner.net.state_dict()[k], v), k
+    seeded = make_learner(train_config("ppo", game="doudizhu", rules="douzero", hidden=64))
+    assert not all(torch.equal(seeded.net.state_dict()[k], v) for k, v in student.state_dict().items())
+    with pytest.raises(CheckpointError, match="is not the one this run builds"):
+        make_learner(train_config("dmc", game="doudizhu", rules="douzero", hidden=64,
+                                  init_policy=str(tmp_path / "policy.pt")))
+    with pytest.raises(CheckpointError, match="is not the one this run builds"):
+        make_learner(train_config("ppo", game="doudizhu", rules="douzero", hidden=32,
+                                  init_policy=str(tmp_path / "policy.pt")))
+    with pytest.raises(CheckpointError):
+        make_learner(train_config("ppo", game="big2", init_policy=str(tmp_path / "policy.pt")))

@@ -370,8 +370,10 @@ def cmd_train(args: argparse.Namespace) -> None:
 def cmd_imitate(args: argparse.Namespace) -> None:
     from climbrl.learn.imitation import ImitationConfig, imitate
 
-    fields = {k: getattr(args, k) for k in ("teacher", "rules", "games", "seed", "epochs", "hidden", "lr", "workers")
-              if getattr(args, k) is not None}
+    fields = {k: getattr(args, k) for k in ("teacher", "rules", "games", "seed", "epochs", "hidden", "lr", "workers",
+                                            "encoder") if getattr(args, k) is not None}
+    if args.game == "doudizhu":  # Dou Dizhu's defaults: DouZero's rules, the learners' encoder
+        fields = {"rules": "douzero", "encoder": "doudizhu", **fields, "game": "doudizhu"}
     cfg = ImitationConfig(**fields)  # validated before any work
     out = args.out or f"runs/imitation-seed{cfg.seed}"
     with run_folder(out):
@@ -614,10 +616,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_train)
 
-    im = sub.add_parser("imitate", help="behaviour cloning of a teacher agent into an action-head network "
-                        "(a base policy the rollout search can play: own=base)")
+    im = sub.add_parser("imitate", help="behaviour cloning of a teacher agent: into an action-head network "
+                        "(Big 2: a base policy the rollout search can play, own=base) or a learner's network "
+                        "(a run's init_policy)")
+    im.add_argument("--game", choices=("big2", "doudizhu"), default="big2")
+    im.add_argument("--encoder", default=None,
+                    help="the student's encoder (default: big2-charlesworth; Dou Dizhu: doudizhu)")
     im.add_argument("--teacher", default=None, help="the agent that plays every seat (default search:S=16,K=20)")
-    im.add_argument("--rules", default=None, help="rules preset (default charlesworth; 5-card straights only)")
+    im.add_argument("--rules", default=None,
+                    help="rules preset (default charlesworth, 5-card straights only; Dou Dizhu: douzero)")
     im.add_argument("--games", type=_positive, default=None, help="the teacher's games (default 2000)")
     im.add_argument("--seed", type=_seed, default=None)
     im.add_argument("--epochs", type=_positive, default=None, help="passes over the decisions (default 4)")

@@ -74,6 +74,20 @@ class TrainConfig:
     epsilon_decay_steps: int = 200_000
     """dqn: epsilon falls linearly from start to end over this many decisions."""
     # replay learners (qlearning, dqn)
+    init_policy: str = ""
+    """A policy file (``policy.pt``, say of ``climbrl imitate``) whose network weights start the
+    run instead of the seeded initialization ("" : none). Its network must be the one this config
+    builds (encoder, widths, heads, role networks); a resumed run takes its checkpoint's weights."""
+    teacher: str = ""
+    """An agent spec (say ``heuristic``) that plays a share of the value learner's own
+    non-exploring decisions ("" : none). Its moves are recorded and learned from like the
+    learner's, so the Monte-Carlo target is the return of the mixed policy: with a share of 1 a
+    value learner learns Q of the teacher, whose greedy policy is one step of policy improvement
+    over it, and as the share falls the run becomes plain self-play from there."""
+    teacher_share: float = 0.0
+    """The share of those decisions the teacher plays at the start (0 .. 1)."""
+    teacher_decay_steps: int = 0
+    """The share falls linearly to 0 over this many learner decisions (0: it stays constant)."""
     replay_capacity: int = 100_000
     batch_size: int = 256
     updates_per_epoch: int = 50
@@ -306,13 +320,22 @@ def _validate(c: TrainConfig) -> None:
         _fail("replay_drop_every", f"must be an integer >= 0, got {c.replay_drop_every!r}")
     if not 0 < c.replay_drop_fraction < 1:
         _fail("replay_drop_fraction", f"must be in (0, 1), got {c.replay_drop_fraction!r}")
+    if isinstance(c.teacher_share, bool) or not isinstance(c.teacher_share, (int, float)) \
+            or not 0 <= c.teacher_share <= 1:
+        _fail("teacher_share", f"must be a number in [0, 1], got {c.teacher_share!r}")
+    if (c.teacher_share > 0) != bool(c.teacher):
+        _fail("teacher", "a teacher needs teacher_share > 0 and teacher_share > 0 needs a teacher "
+                         f"(teacher {c.teacher!r}, teacher_share {c.teacher_share!r})")
+    if c.teacher and c.algo == "ppo":
+        _fail("teacher", "a teacher's moves are off-policy for PPO's ratio: use a value learner "
+                         "(mcq, sarsa, qlearning, dqn, dmc)")
     if c.target_sync_unit not in SYNC_UNITS:
         _fail("target_sync_unit", f"must be one of {', '.join(SYNC_UNITS)}, got {c.target_sync_unit!r}")
     ints = {"seed": 0, "eval_seed": 0, "epochs": 1, "games_per_epoch": 1, "eval_every": 0, "keep_policy_every": 0,
             "eval_games": 4,
             "eval_workers": 1, "hidden": 1, "minibatch_decisions": 1, "update_epochs": 1,
             "epsilon_decay_steps": 1, "replay_capacity": 1, "batch_size": 1, "updates_per_epoch": 0,
-            "target_sync": 1, "snapshot_every": 1, "pool_size": 1, "actors": 1}
+            "target_sync": 1, "snapshot_every": 1, "pool_size": 1, "actors": 1, "teacher_decay_steps": 0}
     for name, low in ints.items():
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -367,6 +390,8 @@ def _validate(c: TrainConfig) -> None:
                 _fail(name, f"unknown agent {a!r}")
     if c.curriculum == "fixed_opponents" and not c.fixed_opponents:
         _fail("fixed_opponents", "the fixed_opponents curriculum needs at least one opponent")
+    if not isinstance(c.teacher, str) or (c.teacher and c.teacher.partition(":")[0] not in AGENT_NAMES):
+        _fail("teacher", f"unknown agent {c.teacher!r}")
     _validate_ddz_additions(c)
     if c.actor_lag and c.actors < 2:
         _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "

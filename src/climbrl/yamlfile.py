@@ -7,6 +7,7 @@ raises :class:`YamlError` naming the key and both lines instead.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -31,6 +32,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: the base class says so
                 break
         return super().construct_mapping(node, deep=deep)
+
+
+# YAML 1.2's floats: PyYAML follows YAML 1.1, where ``3e-5`` (no dot) is a string, so
+# ``--set lr=3e-5`` or ``lr: 1e-4`` in a params file would be refused as "not a number".
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."))
 
 
 def load_yaml(text: str) -> Any:

@@ -87,19 +87,23 @@ class NetSpec:
     name: str
     record: bool
     scores_are_logits: bool
+    teacher: Agent | None = None
+    """The behaviour's teacher (a rule agent, pickled as it is), and its share."""
+    teacher_share: float = 0.0
 
     @classmethod
     def of(cls, agent: PolicyAgent) -> NetSpec:
         weights = {k: v.detach().cpu().numpy().copy() for k, v in agent.net.state_dict().items()}
         return cls(agent.net.config(), weights, agent.encoder, agent.mode, agent.epsilon, agent.name,
-                   agent.record, agent.scores_are_logits)
+                   agent.record, agent.scores_are_logits, agent.teacher, agent.teacher_share)
 
     def build(self, device: str) -> PolicyAgent:
         cfg = {"state_dim": self.encoder.state_dim, "move_dim": self.encoder.move_dim, **self.net_config}
         net = make_net(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
         net.load_state_dict({k: torch.from_numpy(v) for k, v in self.weights.items()})
         return PolicyAgent(net.to(device).eval(), self.encoder, mode=self.mode, epsilon=self.epsilon, name=self.name,
-                           record=self.record, scores_are_logits=self.scores_are_logits)
+                           record=self.record, scores_are_logits=self.scores_are_logits, teacher=self.teacher,
+                           teacher_share=self.teacher_share)
 
 
 def pack(seatings: Sequence[Sequence[Agent]], learner: PolicyAgent) -> tuple[list[Any], list[list[int]], int]:

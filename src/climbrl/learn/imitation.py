@@ -56,7 +56,10 @@ class ImitationConfig:
     game: str = "big2"
     rules: str = "charlesworth"
     encoder: str = "big2-charlesworth"
-    """The student's encoder: one with a fixed action space (an action-head network)."""
+    """The student's encoder. One with a fixed action space (``big2-charlesworth``) makes an
+    action-head network; any other (Dou Dizhu's ``doudizhu``, Big 2's ``big2``) the learners' own
+    per-move scoring network with a value head, which a learner's run can start from
+    (``init_policy``)."""
     games: int = 2000
     seed: int = 0
     holdout: float = 0.05
@@ -78,10 +81,12 @@ class ImitationConfig:
         for name, ok, want in checks:
             if not ok:
                 raise ImitationError(f"imitation {name} must be {want}, got {getattr(self, name)!r}")
-        enc = make_encoder(self.game, self.encoder)
-        if not getattr(enc, "n_actions", 0):
-            raise ImitationError(f"imitation encoder {self.encoder!r} has no fixed action space (the student is an "
-                                 "action-head network: use big2-charlesworth)")
+        from climbrl.encoders import EncoderError
+
+        try:
+            make_encoder(self.game, self.encoder)
+        except (EncoderError, KeyError, ValueError) as e:
+            raise ImitationError(f"imitation encoder {self.encoder!r} for game {self.game!r}: {e}") from None
 
 
 def _chunk(args: tuple) -> dict[str, Any]:
@@ -185,7 +190,7 @@ def fit(cfg: ImitationConfig, data: dict[str, Any]) -> tuple[torch.nn.Module, di
     start = time.process_time()
     with single_thread():
         net = make_net(enc.state_dim, enc.move_dim, cfg.hidden, value_head=True,
-                       generator=torch.Generator().manual_seed(cfg.seed), n_actions=enc.n_actions)
+                       generator=torch.Generator().manual_seed(cfg.seed), n_actions=getattr(enc, "n_actions", 0))
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         order_rng = np.random.default_rng(cfg.seed)
         losses, holdout_curve = [], []

@@ -50,9 +50,29 @@ class Learner(TrainableState):
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
                             value_head=self.value_head, dueling=self.dueling, generator=self.generator,
                             n_actions=getattr(self.encoder, "n_actions", 0), **roles).to(self.device)
+        if cfg.init_policy:
+            self._load_init_policy(cfg.init_policy)
         self.opt = make_optimizer(cfg, self.net.parameters())
         self.updates = 0
         self.decisions_seen = 0
+        self.teacher = None
+        if cfg.teacher:
+            from climbrl.learn.specs import make_agent
+
+            self.teacher = make_agent(cfg.teacher, cfg.game_name)
+
+    def _load_init_policy(self, path: str) -> None:
+        """Start from the weights of the policy file ``path`` (``init_policy``); a network that is
+        not the one this config builds is a :class:`~climbrl.learn.checkpoint.CheckpointError`
+        naming both."""
+        from climbrl.learn.checkpoint import CheckpointError, load_network
+
+        net, _, encoder = load_network(path, game=self.cfg.game)
+        mine, theirs = self.net.config(), net.config()
+        if encoder.describe() != self.encoder.describe() or mine != theirs:
+            raise CheckpointError(f"init_policy {path}: its network ({theirs}, encoder {encoder.describe()}) is not "
+                                  f"the one this run builds ({mine}, encoder {self.encoder.describe()})")
+        self.net.load_state_dict(net.state_dict())
 
     def t(self, x: np.ndarray) -> torch.Tensor:
         """``x`` as a tensor on the learner's device (on the CPU: the array's own memory)."""
@@ -62,10 +82,20 @@ class Learner(TrainableState):
     def epsilon(self) -> float:
         return self.cfg.epsilon
 
+    def teacher_share(self) -> float:
+        """The share of the non-exploring decisions the ``teacher`` plays now: ``teacher_share``,
+        falling linearly to 0 over ``teacher_decay_steps`` learner decisions when that is set."""
+        c = self.cfg
+        if not c.teacher_decay_steps:
+            return c.teacher_share
+        return c.teacher_share * max(0.0, 1.0 - self.decisions_seen / c.teacher_decay_steps)
+
     def behaviour(self) -> PolicyAgent:
         """The policy that plays the learner's seats in self-play, recording its decisions."""
+        share = self.teacher_share() if self.teacher is not None else 0.0
         return PolicyAgent(self.net, self.encoder, mode=self.behaviour_mode, epsilon=self.epsilon(),
-                           name=f"{self.algo}-learner", record=True)
+                           name=f"{self.algo}-learner", record=True,
+                           teacher=self.teacher if share > 0 else None, teacher_share=share)
 
     # --- learning --------------------------------------------------------------------------------
     def update(self, ro: Rollout, rng: np.random.Generator,

@@ -33,9 +33,16 @@ class PolicyAgent(Agent):
     (the interpretability window and play hints then show its greedy choice)."""
 
     def __init__(self, net: Net, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
-                 name: str = "policy", record: bool = False, scores_are_logits: bool = True) -> None:
+                 name: str = "policy", record: bool = False, scores_are_logits: bool = True,
+                 teacher: Agent | None = None, teacher_share: float = 0.0) -> None:
+        """``teacher``, ``teacher_share``: in ``epsilon`` mode, a decision that does not explore is
+        played by ``teacher`` with probability ``teacher_share`` (a second draw from the seat's
+        stream, made only when a teacher is set), else by the argmax (the value learners'
+        ``teacher`` option); the recorded encodings are the same whoever chose."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if teacher is not None and mode != "epsilon":
+            raise ValueError(f"a teacher shares the decisions of an epsilon-greedy policy, not of mode {mode!r}")
         self.net = net
         self.encoder = encoder
         self.games = (encoder.game,)
@@ -44,6 +51,8 @@ class PolicyAgent(Agent):
         self.name = name
         self.record = record
         self.scores_are_logits = scores_are_logits
+        self.teacher = teacher
+        self.teacher_share = teacher_share
         self.last: dict[str, Any] | None = None
 
     def encoded_scores(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -69,6 +78,7 @@ class PolicyAgent(Agent):
             return []
         scores, offsets, states, moves = self.encoded_scores(decisions)
         picks = []
+        taught: list[int] = []  # decisions the teacher plays
         logps = np.zeros(len(decisions), dtype=np.float32)
         for b, rng in enumerate(rngs):
             lo, hi = offsets[b], offsets[b + 1]
@@ -81,9 +91,17 @@ class PolicyAgent(Agent):
                 logps[b] = np.log(max(p[k], 1e-30))
             elif self.mode == "epsilon" and u < self.epsilon:
                 k = rng.randrange(len(row))
+            elif self.teacher is not None and rng.random() < self.teacher_share:
+                k = -1
+                taught.append(b)
             else:
                 k = int(np.argmax(row))
             picks.append(k)
+        if taught:
+            assert self.teacher is not None
+            for b, k in zip(taught, self.teacher.act_batch([decisions[b] for b in taught], [rngs[b] for b in taught]),
+                            strict=True):
+                picks[b] = k
         if self.record:
             self.last = {"states": states, "moves": moves, "offsets": offsets,
                          "picks": np.array(picks, dtype=np.int64), "logp": logps}

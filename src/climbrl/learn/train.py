@@ -106,7 +106,8 @@ class Lag:
         """Before epoch ``epoch``'s update: start epoch ``epoch + 1``'s games (if the run has one)."""
         behaviour = learner.behaviour()
         self.state = {"net": {k: v.detach().clone() for k, v in learner.net.state_dict().items()},
-                      "epsilon": behaviour.epsilon, "curriculum": curriculum.state_dict()}
+                      "epsilon": behaviour.epsilon, "teacher_share": behaviour.teacher_share,
+                      "curriculum": curriculum.state_dict()}
         more = epoch + 1 < cfg.epochs
         self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch + 1, bids, actors) if more else None
 
@@ -118,6 +119,8 @@ class Lag:
         net.load_state_dict(state["net"])
         behaviour = learner.behaviour()
         behaviour.net, behaviour.epsilon = net.eval(), float(state["epsilon"])
+        share = float(state.get("teacher_share", 0.0))
+        behaviour.teacher, behaviour.teacher_share = (learner.teacher if share > 0 else None), share
         curriculum = Curriculum(cfg, learner, game.num_players)
         curriculum.load_state_dict(state["curriculum"], learner.net)
         self.pending = play_epoch(cfg, game, behaviour, curriculum, epoch, bids, actors)
