@@ -17,7 +17,8 @@ In a page::
     {{ m("reports/times/train-dqn.json", "seconds", ".1f", scale=1/60) }}      -> 15.9
 
 A key is a dotted path; a part may itself hold dots or slashes (``win_rate/heuristic``, ``0.01``): at
-every level the longest prefix of the rest that names a key is taken. A list is indexed by a number.
+every level the longest prefix of the rest that names a key is taken. A list is indexed by a number, or
+by ``[field=value]``, its one item whose ``field`` is ``value`` (``leaderboard.[participant=ppo].rating``).
 """
 
 from __future__ import annotations
@@ -68,6 +69,16 @@ def value(path: str, key: str) -> Any:
     while rest:
         if isinstance(node, list):
             head, _, tail = rest.partition(".")
+            if head.startswith("[") and head.endswith("]") and "=" in head:  # [field=value,...]: the item so
+                want = dict(c.partition("=")[::2] for c in head[1:-1].split(","))
+                found = [x for x in node if isinstance(x, dict) and all(str(x.get(f)) == v for f, v in want.items())]
+                if len(found) != 1:
+                    raise MissingResult(f"{path}: {len(found)} items with {head} in the list at "
+                                        f"{'.'.join(walked) or 'the top'} (key {key!r})")
+                node = found[0]
+                walked.append(head)
+                rest = tail
+                continue
             try:
                 node = node[int(head)]
             except (ValueError, IndexError):
@@ -174,6 +185,60 @@ def wins(path: str, key: str) -> str:
     return f"{count(path, key + '.wins')}/{count(path, key + '.games')}"
 
 
+def stage_minutes(pattern: str, key: str = "seconds", digits: int = 1) -> str:
+    """The recorded stage times of the files matching ``pattern`` (a glob under the repository, such as
+    ``reports/times/train-*.json``), added up, in minutes."""
+    files = sorted(ROOT.glob(pattern))
+    if not files:
+        raise MissingResult(f"{pattern}: no file (stage times are read from them)")
+    return f"{sum(number(str(f.relative_to(ROOT)), key) for f in files) / 60:.{digits}f}"
+
+
+def span(values: list[float], spec: str = ".2f", sep: str = "-") -> str:
+    """``low-high`` of some numbers."""
+    return f"{fmt(min(values), spec)}{sep}{fmt(max(values), spec)}"
+
+
+def over_learners(study: str, key: str) -> list[float]:
+    """The value of ``learners.NAME.KEY`` of the study's metrics for every learner."""
+    metrics = BIG2 if study == "big2" else DDZ
+    return [number(metrics, f"learners.{name}.{key}") for name in learners(study)]
+
+
+def selection(study: str = "big2") -> dict[str, Any]:
+    """How the best learner was chosen: each learner's mean win rate over the baselines on the validation
+    and on the evaluation deals, the winner, the runner-up and the margin (as the report computes them)."""
+    metrics = BIG2 if study == "big2" else DDZ
+    opps = value("params.yaml", "evaluate.opponents" if study == "big2" else "studies.doudizhu.evaluate.opponents")
+    valid = {n: sum(number(metrics, f"learners.{n}.valid_win_rate/{o}") for o in opps) / len(opps)
+             for n in learners(study)}
+    evaluation = {n: sum(number(metrics, f"learners.{n}.win_rate/{o}") for o in opps) / len(opps)
+                  for n in learners(study)}
+    order = sorted(valid, key=lambda n: -valid[n])
+    best = value(metrics, "best_learner")
+    if order[0] != best:
+        raise MissingResult(f"{metrics}: best_learner {best!r} is not the highest validation mean ({order[0]!r})")
+    runner = order[1]
+    return {"best": best, "runner_up": runner, "best_valid": f"{valid[best]:.3f}",
+            "runner_valid": f"{valid[runner]:.3f}", "margin": f"{valid[best] - valid[runner]:.3f}",
+            "best_eval": f"{evaluation[best]:.3f}",
+            "best_eval_is_highest": max(evaluation, key=lambda n: evaluation[n]) == best}
+
+
+def ratings(path: str, names: dict[str, str] | None = None, first_interval: bool = True) -> str:
+    """A tournament's leaderboard as a sentence: ``heuristic 1719 [1694, 1751], ppo 1592, ...``."""
+    board = value(path, "leaderboard")
+    if not isinstance(board, list) or not board:
+        raise MissingResult(f"{path}: no leaderboard")
+    names = names or {}
+    out = []
+    for i, row in enumerate(board):
+        who = names.get(row["participant"], row["participant"])
+        key = f"leaderboard.{i}.rating"
+        out.append(f"{who} {ci(path, key, '.0f') if i == 0 and first_interval else m(path, key, '.0f')}")
+    return ", ".join(out)
+
+
 # --- the studies' tables ---------------------------------------------------------------------------------
 
 BIG2 = "reports/metrics.json"
@@ -233,8 +298,8 @@ def ddz_table(times: bool = True) -> str:
     return _table(head, rows)
 
 
-MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, exists, learners, train_minutes, big2_table,
-          ddz_table)
+MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
+          big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings)
 
 
 def define_env(env: Any) -> None:
