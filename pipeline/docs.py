@@ -239,6 +239,37 @@ def ratings(path: str, names: dict[str, str] | None = None, first_interval: bool
     return ", ".join(out)
 
 
+def seconds(path: str, key: str = "cpu_s_per_decision") -> str:
+    """A time in seconds, with four decimals under a millisecond and three above."""
+    v = number(path, key)
+    return f"{v:.4f}" if v < 0.001 else f"{v:.3f}"
+
+
+def champion_row(name: str, agent: str, opponents: str, searched: bool = False, bold: bool = False) -> str:
+    """One row of the champion's table: the match ``reports/champion/matches/NAME.json`` and its timing."""
+    match, timing = f"reports/champion/matches/{name}.json", f"reports/champion/timing/{name}.json"
+    if load(match).get("team", False):
+        result = f"team score {ci(match, 'team_score', '+.2f')} per game"
+    else:
+        result = ci(match, "win_rate")
+    if bold:
+        result = f"**{result}**"
+    secs = ""
+    if exists(timing):
+        secs = seconds(timing)
+        if searched:
+            secs += f" ({seconds(timing, 'cpu_s_per_searched_decision')})"
+    return f"| {name} | {agent} | {opponents} | {count(match, 'games')} | {result} | {secs} |"
+
+
+def max_over(pattern: str, key: str, spec: str = ".2f") -> str:
+    """The largest ``key`` over the files matching ``pattern``."""
+    files = sorted(ROOT.glob(pattern))
+    if not files:
+        raise MissingResult(f"{pattern}: no file")
+    return fmt(max(number(str(f.relative_to(ROOT)), key) for f in files), spec)
+
+
 # --- the studies' tables ---------------------------------------------------------------------------------
 
 BIG2 = "reports/metrics.json"
@@ -299,7 +330,8 @@ def ddz_table(times: bool = True) -> str:
 
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
-          big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings)
+          big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
+          champion_row, max_over)
 
 
 def define_env(env: Any) -> None:
