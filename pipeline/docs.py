@@ -270,6 +270,53 @@ def max_over(pattern: str, key: str, spec: str = ".2f") -> str:
     return fmt(max(number(str(f.relative_to(ROOT)), key) for f in files), spec)
 
 
+def _comparison(name: str, opponent: str, x: Any, y: Any) -> tuple[dict, float]:
+    path = f"reports/ablations/{name}.json"
+    for c in value(path, f"final.comparisons.{opponent}"):
+        if (c["a"], c["b"]) == (x, y):
+            return c, 1.0
+        if (c["a"], c["b"]) == (y, x):
+            return c, -1.0
+    raise MissingResult(f"{path}: no comparison of {x!r} and {y!r} against {opponent}")
+
+
+def gain(name: str, opponent: str, winner: Any, loser: Any, interval: bool = False) -> str:
+    """An ablation's paired difference ``winner`` minus ``loser`` against ``opponent`` (``reports/ablations``)."""
+    c, sign = _comparison(name, opponent, winner, loser)
+    d = sign * c["difference"]
+    if not interval:
+        return f"{d:+.3f}"
+    lo, hi = sorted((sign * c["low"], sign * c["high"]))
+    return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def significant(name: str, opponent: str, x: Any, y: Any) -> bool:
+    """Whether the ablation's paired difference of ``x`` and ``y`` is significant after Holm's correction."""
+    return bool(_comparison(name, opponent, x, y)[0]["significant"])
+
+
+def ablation_table(name: str, label: str, default: Any = None, names: dict | None = None) -> str:
+    """An ablation's table: per value, the mean win rate over seeds against each baseline with its interval."""
+    path = f"reports/ablations/{name}.json"
+    opps = value(path, "final.opponents")
+    rows = []
+    for i, cfg in enumerate(value(path, "final.configs")):
+        v = cfg["value"]
+        shown = (names or {}).get(str(v), fmt(v, "g") if not isinstance(v, str) else v)
+        if v == default:
+            shown += " (default)"
+        rows.append([shown] + [ci(path, f"final.configs.{i}.vs.{o}.mean") for o in opps])
+    return _table([label] + [f"vs 3x {o}" for o in opps], rows)
+
+
+def claim(holds: bool, what: str) -> str:
+    """A qualitative statement of a page checked against the results at build time: renders nothing
+    when it holds, fails the build (naming ``what``) when the results no longer support it."""
+    if not holds:
+        raise MissingResult(f"the docs claim that {what}, and the results no longer show it: rewrite the sentence")
+    return ""
+
+
 # --- the studies' tables ---------------------------------------------------------------------------------
 
 BIG2 = "reports/metrics.json"
@@ -331,7 +378,7 @@ def ddz_table(times: bool = True) -> str:
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
           big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
-          champion_row, max_over)
+          champion_row, max_over, gain, significant, ablation_table, claim)
 
 
 def define_env(env: Any) -> None:
