@@ -61,6 +61,13 @@ def exists(path: str) -> bool:
     return (ROOT / path).is_file()
 
 
+def _matches(field: Any, want: str) -> bool:
+    """A list selector's test: the field is ``want``, or a list whose every item is (``opponents=heuristic``)."""
+    if isinstance(field, list):
+        return bool(field) and all(str(x) == want for x in field)
+    return str(field) == want
+
+
 def value(path: str, key: str) -> Any:
     """The value at the dotted ``key`` of the file ``path``; :class:`MissingResult` if absent."""
     node: Any = load(path)
@@ -71,7 +78,7 @@ def value(path: str, key: str) -> Any:
             head, _, tail = rest.partition(".")
             if head.startswith("[") and head.endswith("]") and "=" in head:  # [field=value,...]: the item so
                 want = dict(c.partition("=")[::2] for c in head[1:-1].split(","))
-                found = [x for x in node if isinstance(x, dict) and all(str(x.get(f)) == v for f, v in want.items())]
+                found = [x for x in node if isinstance(x, dict) and all(_matches(x.get(f), v) for f, v in want.items())]
                 if len(found) != 1:
                     raise MissingResult(f"{path}: {len(found)} items with {head} in the list at "
                                         f"{'.'.join(walked) or 'the top'} (key {key!r})")
@@ -205,6 +212,12 @@ def over_learners(study: str, key: str) -> list[float]:
     return [number(metrics, f"learners.{name}.{key}") for name in learners(study)]
 
 
+def over_learners_behaviour(key: str, names: list[str] | None = None,
+                            path: str = "reports/behaviour/behaviour.json") -> list[float]:
+    """``agents.NAME.KEY`` of the interpretability window for the given agents (default: the study's learners)."""
+    return [number(path, f"agents.{n}.{key}") for n in (names or learners("big2"))]
+
+
 def selection(study: str = "big2") -> dict[str, Any]:
     """How the best learner was chosen: each learner's mean win rate over the baselines on the validation
     and on the evaluation deals, the winner, the runner-up and the margin (as the report computes them)."""
@@ -317,6 +330,47 @@ def claim(holds: bool, what: str) -> str:
     return ""
 
 
+def baselines_table(path: str = "reports/baselines.json") -> str:
+    """The Big 2 baseline table: every agent against three copies of each opponent."""
+    rows = []
+    for i, r in enumerate(value(path, "matches")):
+        k = f"matches.{i}."
+        opp = value(path, k + "opponents")
+        rows.append([r["agent"], r["rules"], opp[0] if len(set(opp)) == 1 else ",".join(opp), count(path, k + "games"),
+                     count(path, k + "wins"), m(path, k + "win_rate"), interval(path, k + "win_rate_low",
+                                                                             k + "win_rate_high"),
+                     m(path, k + "normalized_win_rate", ".2f"), m(path, k + "mean_reward")])
+    return _table(["agent", "rules", "opponents (x3)", "games", "wins", "win rate", "95% CI", "normalized",
+                   "mean reward"], rows)
+
+
+DDZ_RULE_AGENTS = "benchmarks/results/ddz_rule_agents.json"
+
+
+def ddz_role_table(rows: list[list[str]]) -> str:
+    """WP by role under ``rlcard`` rules (a fixed landlord): ``rows`` of [agent, opponent]."""
+    out = []
+    for agent, opp in rows:
+        k = f"rlcard/{agent}/{opp}.by_role."
+        out.append([agent, opp] + [ci(DDZ_RULE_AGENTS, k + f"{role}.win_rate")
+                                   for role in ("landlord", "peasant_down", "peasant_up")])
+    return _table(["agent", "opponents (x2)", "landlord WP", "peasant_down WP", "peasant_up WP"], out)
+
+
+def ddz_points_table(rows: list[list[str]]) -> str:
+    """WP and mean score by the role the auction gave, under ``standard`` rules: ``rows`` of [agent, opponent]."""
+    out = []
+    for agent, opp in rows:
+        k = f"standard/{agent}/{opp}.by_role"
+        for role, r in value(DDZ_RULE_AGENTS, k).items():
+            if not r.get("games"):
+                continue
+            kr = f"{k}.{role}."
+            out.append([agent, opp, role, count(DDZ_RULE_AGENTS, kr + "games"), ci(DDZ_RULE_AGENTS, kr + "win_rate"),
+                        ci(DDZ_RULE_AGENTS, kr + "mean_reward", "+.2f")])
+    return _table(["agent", "opponents (x2)", "role", "games", "WP", "mean score (ADP)"], out)
+
+
 # --- the studies' tables ---------------------------------------------------------------------------------
 
 BIG2 = "reports/metrics.json"
@@ -378,7 +432,8 @@ def ddz_table(times: bool = True) -> str:
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
           big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
-          champion_row, max_over, gain, significant, ablation_table, claim)
+          champion_row, max_over, gain, significant, ablation_table, claim,
+          over_learners_behaviour, baselines_table, ddz_role_table, ddz_points_table)
 
 
 def define_env(env: Any) -> None:
