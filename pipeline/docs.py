@@ -139,13 +139,14 @@ def m(path: str, key: str, spec: str = ".3f", scale: float = 1.0) -> str:
 
 def _companion(key: str, which: str) -> str:
     """``learners.ppo.win_rate/heuristic`` -> ``learners.ppo.win_rate_low/heuristic``; ``a.rate`` -> ``a.low``;
-    ``a.win_rate`` -> ``a.win_rate_low``; ``a.adp`` -> ``a.adp_low``; ``a.mean`` -> ``a.low``."""
+    ``a.win_rate`` -> ``a.win_rate_low``; ``a.adp`` -> ``a.adp_low``; ``a.mean`` (``estimate``, ``difference``)
+    -> ``a.low``."""
     head, _, last = key.rpartition(".")
     prefix = head + "." if head else ""
     if "/" in last:
         name, _, tail = last.partition("/")
         return f"{prefix}{name}_{which}/{tail}"
-    if last in ("rate", "mean", "estimate"):
+    if last in ("rate", "mean", "estimate", "difference"):
         return f"{prefix}{which}"
     return f"{prefix}{last}_{which}"
 
