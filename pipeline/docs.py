@@ -372,6 +372,47 @@ def ddz_points_table(rows: list[list[str]]) -> str:
     return _table(["agent", "opponents (x2)", "role", "games", "WP", "mean score (ADP)"], out)
 
 
+TUNE = "benchmarks/results/tune_budget.json"
+TUNE_NAMES = {"ppo": "PPO", "mcq": "MCQ", "dqn": "DQN", "sarsa": "SARSA", "qlearning": "Q-learning"}
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def tune_table() -> str:
+    """What a tuning study can tell: per learner and reduced budget, Spearman's rho of the reduced scores with
+    the full budget's (on the objective's games and on the larger evaluation) and where the reduced objective's
+    best configuration ranks at the full budget (``benchmarks/results/tune_budget.json``)."""
+    default = fmt(number("params.yaml", "tune.epochs"), "d") + "x" + fmt(number("params.yaml", "tune.games_per_epoch"),
+                                                                        "d")
+    rows = []
+    for algo, name in TUNE_NAMES.items():
+        for budget in value(TUNE, "setup.budgets"):
+            k = f"summary.{algo}.{budget}/"
+            shown = budget.replace("x", " x ") + (" (default)" if budget == default else "")
+            rows.append([name, shown,
+                         f"{m(TUNE, k + 'objective.spearman', '.2f')} (p = {m(TUNE, k + 'objective.p_value', '.2g')})",
+                         f"{m(TUNE, k + 'eval.spearman', '.2f')} (p = {m(TUNE, k + 'eval.p_value', '.2g')})",
+                         f"{_ordinal(int(number(TUNE, k + 'objective.its_full_rank')))} of "
+                         f"{m(TUNE, k + 'objective.configs', 'd')}"])
+    games = (m(TUNE, "setup.objective_games", "d"), m(TUNE, "setup.eval_games", "d"))
+    return _table(["learner", "reduced budget", f"rho ({games[0]} games)", f"rho ({games[1]} games)",
+                   "its best, ranked at full"], rows)
+
+
+def tune_scores(algo: str, budget: str = "100x200", score: str = "full") -> list[float]:
+    """The win rates of the eight configurations of one learner at one budget on one score."""
+    return [number(TUNE, f"rows.{i}.scores.{score}.win_rate") for i, r in enumerate(value(TUNE, "rows"))
+            if r["algo"] == algo and r["budget"] == budget]
+
+
+def tune_seconds(algo: str, budget: str) -> list[float]:
+    """The training seconds of the eight configurations of one learner at one budget."""
+    return [number(TUNE, f"rows.{i}.train_seconds") for i, r in enumerate(value(TUNE, "rows"))
+            if r["algo"] == algo and r["budget"] == budget]
+
+
 # --- the studies' tables ---------------------------------------------------------------------------------
 
 BIG2 = "reports/metrics.json"
@@ -434,7 +475,8 @@ def ddz_table(times: bool = True) -> str:
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
           big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
           champion_row, max_over, gain, significant, ablation_table, claim,
-          over_learners_behaviour, baselines_table, ddz_role_table, ddz_points_table)
+          over_learners_behaviour, baselines_table, ddz_role_table, ddz_points_table, tune_table, tune_scores,
+          tune_seconds)
 
 
 def define_env(env: Any) -> None:
