@@ -364,7 +364,7 @@ def ddz_points_table(rows: list[list[str]]) -> str:
     for agent, opp in rows:
         k = f"standard/{agent}/{opp}.by_role"
         for role, r in value(DDZ_RULE_AGENTS, k).items():
-            if not r.get("games"):
+            if not r.get("games") or role == "none":  # "none": the games that all-pass auctions ended
                 continue
             kr = f"{k}.{role}."
             out.append([agent, opp, role, count(DDZ_RULE_AGENTS, kr + "games"), ci(DDZ_RULE_AGENTS, kr + "win_rate"),
