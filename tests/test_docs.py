@@ -114,3 +114,21 @@ def test_a_missing_result_key_fails_the_build(tmp_path) -> None:
     out = _mkdocs(project / "mkdocs.yml", tmp_path / "bad")
     assert out.returncode != 0
     assert "no_such_metric" in out.stdout + out.stderr
+
+
+# Settings, not results, that a page may write as they are (an ablation's value, the guide's reward scale)
+SETTINGS_IN_PROSE = {"ablations.md": {"0.001"}, "learners.md": {"0.005", "0.002"}}
+
+
+def test_the_docs_type_no_result_by_hand() -> None:
+    """A win rate with three decimals or an interval written in a page's prose (outside the macros and
+    code) is a number copied by hand, which drifts: it must be a lookup into the results instead."""
+    found = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+        text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", "", text, flags=re.S)
+        text = re.sub(r"`[^`]*`", "", text)
+        for hit in re.finditer(r"\[[-+]?\d*\.\d+, [-+]?\d*\.\d+\]|(?<![\w.])[-+]?\d\.\d{3}(?![\w.])", text):
+            if hit.group(0) not in SETTINGS_IN_PROSE.get(page.name, set()):
+                found.append(f"{page.name}: {hit.group(0)!r} in ...{text[max(0, hit.start() - 50):hit.end()]}")
+    assert not found, "\n".join(found)
