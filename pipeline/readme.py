@@ -22,6 +22,7 @@ from pipeline.docs import (
     ddz_table,
     exists,
     m,
+    selection,
     value,
 )
 
@@ -36,6 +37,7 @@ def block() -> str:
     """The results block's text (between the markers, without them)."""
     big2_best = value(BIG2, "best_learner")
     ddz_best = value(DDZ, "best_learner")
+    sel, dsel = selection("big2"), selection("doudizhu")
     t = "doudizhu.rlcard_target"
     lines = [
         "",
@@ -45,7 +47,8 @@ def block() -> str:
         "",
         big2_table(times=False),
         "",
-        f"Best learner, chosen on separate validation deals: **{big2_best}**.",
+        f"Best learner, chosen on separate validation deals: **{big2_best}** (mean win rate over the baselines "
+        f"{sel['best_valid']} against {sel['runner_up']}'s {sel['runner_valid']}, a margin of {sel['margin']}).",
         "",
         f"**Dou Dizhu** (`{m(DDZ, 'rules')}` rules, DouZero's protocol; `reports/doudizhu/report.md`): WP over "
         f"both roles, {m(DDZ, f'learners.{ddz_best}.games/heuristic', 'd')} games per opponent on the versioned "
@@ -53,7 +56,8 @@ def block() -> str:
         "",
         ddz_table(times=False),
         "",
-        f"Best learner on the validation decks: **{ddz_best}**. Against RLCard's rule agent on "
+        f"Best learner on the validation decks: **{ddz_best}** (mean WP {dsel['best_valid']} against "
+        f"{dsel['runner_up']}'s {dsel['runner_valid']}). Against RLCard's rule agent on "
         f"{m(BIG2, f'{t}.deals', ',d')} fresh decks it wins {ci(BIG2, f'{t}.landlord.win_rate')} as landlord "
         f"and {ci(BIG2, f'{t}.peasants.win_rate')} as the peasants.",
     ]
