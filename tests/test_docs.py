@@ -136,3 +136,20 @@ def test_the_docs_type_no_result_by_hand() -> None:
             if hit.group(0) not in SETTINGS_IN_PROSE.get(page.name, set()):
                 found.append(f"{page.name}: {hit.group(0)!r} in ...{text[max(0, hit.start() - 50):hit.end()]}")
     assert not found, "\n".join(found)
+
+
+def test_the_readme_links_resolve() -> None:
+    """Every relative link and image of the README names a file of the repository (the docs pages, the
+    screenshots, the changelog), and a link's #anchor a heading of that page."""
+    text = (REPO / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert any(link.startswith("docs/screenshots/") for link in links)
+    for link in links:
+        if "://" in link:
+            continue
+        path, _, anchor = link.partition("#")
+        assert (REPO / path).exists(), link
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (REPO / path).read_text(), flags=re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in headings}
+            assert anchor in slugs, link
