@@ -6,8 +6,8 @@ of the repository: ``reports/**/*.json``, ``benchmarks/results/*.json`` and, for
 (mkdocs-macros with ``on_error_fail``) and the README's freshness test: no number is typed by hand.
 
 This module is the mkdocs-macros module (``mkdocs.yml``: ``module_name: pipeline/docs``, loaded by its
-path) and the library of ``python -m pipeline.readme``. It imports nothing of the project, so that
-loading it by path has no side effect.
+path) and the library of ``python -m pipeline.readme``. It imports nothing of the project at load time
+(only :func:`paired` imports the champion report's own statistic when a page asks for it).
 
 In a page::
 
@@ -276,6 +276,22 @@ def champion_row(name: str, agent: str, opponents: str, searched: bool = False, 
     return f"| {name} | {agent} | {opponents} | {count(match, 'games')} | {result} | {secs} |"
 
 
+def paired(champion: str, other: str, spec: str = "+.3f") -> str:
+    """The champion report's paired difference (``pipeline.champion_report.paired_difference``): the win
+    rate of match ``champion`` minus match ``other`` on the deals both played, with its 95% interval."""
+    import sys
+
+    if str(ROOT) not in sys.path:  # loaded by path (mkdocs-macros): the project's own function, imported
+        sys.path.insert(0, str(ROOT))
+    from pipeline.champion_report import paired_difference
+
+    a, b = f"reports/champion/matches/{champion}.json", f"reports/champion/matches/{other}.json"
+    d = paired_difference(value(a, "deal_wins"), value(b, "deal_wins"), int(number(a, "games") // number(a, "deals")))
+    if d["low"] is None:
+        return fmt(d["difference"], spec)
+    return f"{fmt(d['difference'], spec)} [{fmt(d['low'], spec)}, {fmt(d['high'], spec)}]"
+
+
 def max_over(pattern: str, key: str, spec: str = ".2f") -> str:
     """The largest ``key`` over the files matching ``pattern``."""
     files = sorted(ROOT.glob(pattern))
@@ -474,7 +490,7 @@ def ddz_table(times: bool = True) -> str:
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
           big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
-          champion_row, max_over, gain, significant, ablation_table, claim,
+          champion_row, max_over, paired, gain, significant, ablation_table, claim,
           over_learners_behaviour, baselines_table, ddz_role_table, ddz_points_table, tune_table, tune_scores,
           tune_seconds)
 
