@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong seeds server serve
+.PHONY: run test lint bench venv ablations champion strong seeds server serve docs
 
 venv: $(VENV)/.installed
 
@@ -49,6 +49,12 @@ serve: venv
 # as paired contrasts over seeds and deals: reports/seeds/report.md
 seeds: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro seeds/dvc.yaml
+
+# the documentation (issue 28; mkdocs.yml, docs/): the README's results block regenerated from the reports'
+# JSON, then the site built offline into site/ in strict mode (a broken link or a missing result key fails)
+docs: venv
+	$(PY) -m pipeline.readme
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 test: venv
 	$(PY) -m ruff check src tests benchmarks pipeline

@@ -17,7 +17,7 @@ This writes into ``FOLDER`` (made 0700):
   the workers and the clients (the study's flow) all use them.
 
 The scheduler, the workers and a client then take them on the command line or from Dask's
-configuration (README, "The study on a Dask cluster"):
+configuration (docs/scaling.md, "The study on a Dask cluster"):
 
     dask scheduler --protocol tls --host 0.0.0.0 --tls-ca-file F/ca.pem --tls-cert F/cert.pem --tls-key F/key.pem
     dask worker tls://SCHEDULER:8786 --tls-ca-file F/ca.pem --tls-cert F/cert.pem --tls-key F/key.pem
@@ -183,8 +183,8 @@ def client_kwargs(address: str) -> dict[str, Any]:
     if scheme == "tcp" and not is_loopback(get_address_host(address)) and os.environ.get(INSECURE_ENV) != "1":
         raise TLSFilesError(
             f"the Dask scheduler {address} is plain TCP beyond this machine: whoever reaches it runs code on every "
-            f"worker. Start the cluster with TLS (python -m pipeline.dask_tls FOLDER; README, 'The study on a Dask "
-            f"cluster') and give tls://... with {ENV}=FOLDER, or set {INSECURE_ENV}=1 on a network you trust")
+            f"worker. Start the cluster with TLS (python -m pipeline.dask_tls FOLDER; docs/scaling.md, 'The study on a "
+            f"Dask cluster') and give tls://... with {ENV}=FOLDER, or set {INSECURE_ENV}=1 on a network you trust")
     return {}
 
 

@@ -1,0 +1,112 @@
+"""The README's results block, generated from the committed results (issue 28).
+
+``python -m pipeline.readme`` rewrites the block between the two markers of ``README.md``
+(:data:`pipeline.docs.README_START` / ``README_END``) from ``reports/metrics.json`` of both studies and,
+where their reports exist, the strong learners' and the champion's; ``--check`` exits 1 when the block
+is stale (``tests/test_docs.py`` does the same). ``make docs`` runs it before building the site.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.docs import (
+    BIG2,
+    DDZ,
+    README_END,
+    README_START,
+    ROOT,
+    big2_table,
+    ci,
+    ddz_table,
+    exists,
+    m,
+    selection,
+    value,
+)
+
+README = ROOT / "README.md"
+STRONG = "reports/strong/doudizhu/final.json"
+AUCTION = "reports/strong/auction.json"
+CHAMPION = "reports/champion/matches/heuristic.json"
+PUBLIC = "reports/champion/matches/public-base-own-model.json"
+
+
+def block() -> str:
+    """The results block's text (between the markers, without them)."""
+    big2_best = value(BIG2, "best_learner")
+    ddz_best = value(DDZ, "best_learner")
+    sel, dsel = selection("big2"), selection("doudizhu")
+    t = "doudizhu.rlcard_target"
+    lines = [
+        "",
+        f"**Big 2** (`paper` rules; `reports/report.md`): each learner's greedy policy against three copies of "
+        f"each baseline, {m(BIG2, f'learners.{big2_best}.games/heuristic', 'd')} games per baseline on the "
+        "versioned evaluation deals, win rate with its 95% Wilson interval (a seat's parity is 0.25).",
+        "",
+        big2_table(times=False),
+        "",
+        f"Best learner, chosen on separate validation deals: **{big2_best}** (mean win rate over the baselines "
+        f"{sel['best_valid']} against {sel['runner_up']}'s {sel['runner_valid']}, a margin of {sel['margin']}).",
+        "",
+        f"**Dou Dizhu** (`{m(DDZ, 'rules')}` rules, DouZero's protocol; `reports/doudizhu/report.md`): WP over "
+        f"both roles, {m(DDZ, f'learners.{ddz_best}.games/heuristic', 'd')} games per opponent on the versioned "
+        "decks.",
+        "",
+        ddz_table(times=False),
+        "",
+        f"Best learner on the validation decks: **{ddz_best}** (mean WP {dsel['best_valid']} against "
+        f"{dsel['runner_up']}'s {dsel['runner_valid']}). Against RLCard's rule agent on "
+        f"{m(BIG2, f'{t}.deals', ',d')} fresh decks it wins {ci(BIG2, f'{t}.landlord.win_rate')} as landlord "
+        f"and {ci(BIG2, f'{t}.peasants.win_rate')} as the peasants.",
+    ]
+    if exists(STRONG):
+        s = "matches.rlcard-rule"
+        lines += ["", f"**Strong learner** (`make strong`, DouZero's Deep Monte-Carlo; `reports/strong/report.md`): "
+                      f"on the study's decks against RLCard's rule agent WP {ci(STRONG, f'{s}.landlord.win_rate')} as "
+                      f"landlord and {ci(STRONG, f'{s}.peasants.win_rate')} as peasants; against the heuristic "
+                      f"{ci(STRONG, 'matches.heuristic.both.win_rate')} over both roles."]
+    if exists(AUCTION):
+        lines += ["", "**The whole game with its auction** (`reports/strong/auction.md`): the strong play model "
+                      f"with a learned bid model against two heuristic players, ADP per game "
+                      f"{ci(AUCTION, 'agents.learned.adp.mean', '+.3f')} (the heuristic's own: 0)."]
+    if exists(CHAMPION):
+        lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
+                      f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "
+                      f"({m(CHAMPION, 'games', ',d')} games)"
+                  + ("; under the public agent's rules, the search over our own base policy (our own model of the "
+                     f"opponents) wins "
+                     f"{ci(PUBLIC, 'win_rate')} against three copies of the public agent (parity 0.25)."
+                     if exists(PUBLIC) else ".")]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def render(text: str) -> str:
+    """``text`` (the README) with its results block regenerated."""
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"README.md has no results block: the markers {README_START!r} ... {README_END!r}")
+    return text[: start + len(README_START)] + "\n" + block() + text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.readme", description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 when the README's block is stale, writing nothing")
+    args = ap.parse_args(argv)
+    text = README.read_text()
+    new = render(text)
+    if args.check:
+        if new != text:
+            print("README.md's results block is stale: run `python -m pipeline.readme`", file=sys.stderr)
+            return 1
+        return 0
+    if new != text:
+        README.write_text(new)
+        print("README.md: results block rewritten")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
