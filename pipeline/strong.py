@@ -16,6 +16,13 @@ strong/dvc.yaml`` from ``strong/params.yaml``, one training per game, far past t
 - ``final GAME``: the final policy (no choice among the kept ones, so no validation deals are
   needed) against each ``evaluate.opponents`` on the study's versioned evaluation deals of the
   game (``evaluate.deal_set``), ``reports/strong/GAME/final.json``.
+- A run is named by its key in ``games`` (the game itself, or any name whose ``train.game`` says
+  the game: ``doudizhu-warm``). A run with an ``imitate`` section (the fields of
+  :class:`climbrl.learn.imitation.ImitationConfig`) starts from behaviour cloning: ``train`` first
+  clones the teacher into ``runs/strong/RUN/imitation`` (once; redone, and the run started over,
+  when the section changes), then trains from that student's weights (``init_policy``). The
+  cloning's CPU time counts in the curve's CPU-hours, and the student is the curve's first point
+  (epoch 0).
 - ``report``: ``reports/strong/report.md`` and one figure per game (``figures/GAME.png``), the
   curve against CPU-hours with each target of the issue drawn in.
 """
@@ -39,6 +46,8 @@ PARAMS = Path(__file__).resolve().parents[1] / "strong" / "params.yaml"
 RUNS = Path("runs/strong")
 REPORTS = Path("reports/strong")
 SECTIONS = ("train", "curve", "evaluate")
+OPTIONAL = ("imitate",)
+IMITATION = "imitation"
 TARGETS: dict[str, list[tuple[str, str, float, str]]] = {
     # (opponent, role, win rate at least, what the issue asks)
     "doudizhu": [("rlcard-rule", "landlord", 0.80, "issue 25: >= 0.80 as landlord (DouZero 0.87)"),
@@ -61,11 +70,15 @@ def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
     if not isinstance(games, dict) or not games:
         raise ValueError(f"{path}: expected a 'games' mapping of game name to its train, curve and evaluate")
     for game, spec in games.items():
-        if not isinstance(spec, dict) or set(spec) != set(SECTIONS):
-            raise ValueError(f"{path}: games.{game} must hold exactly {', '.join(SECTIONS)}")
-        if spec["train"].get("game", game) != game:
-            raise ValueError(f"{path}: games.{game}.train.game must be {game!r}")
+        if not isinstance(spec, dict) or not set(SECTIONS) <= set(spec) <= set(SECTIONS + OPTIONAL):
+            raise ValueError(f"{path}: games.{game} must hold {', '.join(SECTIONS)} (and optionally "
+                             f"{', '.join(OPTIONAL)})")
+        if not isinstance(spec["train"], dict) or spec["train"].get("game", game) not in ("big2", "doudizhu"):
+            raise ValueError(f"{path}: games.{game}.train.game must name a game (big2, doudizhu), or the run's "
+                             "name must be one")
         config(spec, game)  # ConfigError names the field
+        if "imitate" in spec:
+            imitation_config(spec, game)  # ImitationError names the field
         needs = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
         for section, keys in needs.items():
             missing = [k for k in keys if k not in spec[section]]
@@ -74,12 +87,57 @@ def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
     return games
 
 
-def config(spec: dict[str, Any], game: str) -> Any:
-    """The game's training config (``algo`` defaults to dmc)."""
+def game_of(spec: dict[str, Any], run: str) -> str:
+    """The game a run plays: its ``train.game``, else its name."""
+    return str(spec["train"].get("game", run))
+
+
+def config(spec: dict[str, Any], run: str, runs: Path = RUNS) -> Any:
+    """The run's training config (``algo`` defaults to dmc); a run that starts from behaviour
+    cloning starts from the student in its folder (``init_policy``)."""
     from climbrl.config import train_config
 
     train = dict(spec["train"])
-    return train_config(train.pop("algo", "dmc"), **{**train, "game": game})
+    if "imitate" in spec:
+        train["init_policy"] = str(runs / run / IMITATION / "policy.pt")
+    return train_config(train.pop("algo", "dmc"), **{**train, "game": game_of(spec, run)})
+
+
+def imitation_config(spec: dict[str, Any], run: str) -> Any:
+    """The run's behaviour cloning (:class:`~climbrl.learn.imitation.ImitationConfig`): the
+    ``imitate`` section, in the run's game and rules, with the learner's width; Dou Dizhu's
+    student is the learners' network (encoder ``doudizhu``)."""
+    from climbrl.learn.imitation import ImitationConfig
+
+    game, train = game_of(spec, run), spec["train"]
+    encoder = {"doudizhu": "doudizhu", "big2": "big2"}[game]
+    return ImitationConfig(**{"encoder": encoder, "hidden": train.get("hidden", 512), **spec["imitate"],
+                              "game": game, "rules": train.get("rules", "")})
+
+
+def imitation_cpu_seconds(run: str, runs: Path = RUNS) -> float:
+    """CPU seconds of the run's behaviour cloning (0 for a run without one)."""
+    path = runs / run / IMITATION / "imitation.json"
+    return float(json.loads(path.read_text())["cpu_s"]) if path.exists() else 0.0
+
+
+def _clone(spec: dict[str, Any], run: str, runs: Path) -> None:
+    """Behaviour cloning into the run's folder, unless it is there with these settings; other
+    settings start the whole run over (its training started from the other student)."""
+    from dataclasses import asdict
+
+    from climbrl.learn.imitation import imitate
+
+    cfg = imitation_config(spec, run)
+    out = runs / run
+    done = out / IMITATION / "imitation.json"
+    if done.exists() and (out / IMITATION / "policy.pt").exists():
+        if json.loads(done.read_text()).get("config") == json.loads(json.dumps(asdict(cfg))):
+            return
+        print(f"strong {run}: its behaviour cloning was made with other settings: starting over", file=sys.stderr)
+    if out.exists():
+        shutil.rmtree(out)
+    imitate(cfg, out / IMITATION)
 
 
 def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, track: bool = True,
@@ -91,7 +149,9 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
     from climbrl.learn.train import CHECKPOINT, METRICS, POLICY
     from climbrl.training import train
 
-    cfg = config(params[game], game)
+    if "imitate" in params[game]:
+        _clone(params[game], game, runs)
+    cfg = config(params[game], game, runs)
     out = runs / game
     resume = (out / CHECKPOINT).exists()
     if resume:
@@ -99,7 +159,9 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
         if conflicts:
             print(f"strong {game}: {out} was trained with other settings ({'; '.join(map(str, conflicts))}): "
                   "starting over", file=sys.stderr)
-            shutil.rmtree(out)
+            for entry in out.iterdir():  # the behaviour cloning, made with these settings, stays
+                if entry.name != IMITATION:
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
             resume = False
     if not track:
         return train(cfg, out, resume=resume, progress=False)
@@ -130,27 +192,31 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     from climbrl.learn import checkpoint as ckpt
     from climbrl.learn.train import CHECKPOINT, POLICY, SNAPSHOTS
 
-    spec, cfg = params[game], config(params[game], game)
+    spec, cfg = params[game], config(params[game], game, runs)
     out = runs / game
     if not (out / POLICY).exists():
         raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
     history = ckpt.load(out / CHECKPOINT)["history"]
-    spent = cpu_seconds(history)
+    cloning = imitation_cpu_seconds(game, runs)
+    spent = [cloning + s for s in cpu_seconds(history)]
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
     if not policies or policies[-1][0] != len(history):
         policies.append((len(history), out / POLICY))
+    if "imitate" in spec:  # the student the training started from
+        policies.insert(0, (0, out / IMITATION / POLICY))
     rows = []
     for epoch, path in policies:
         row: dict[str, Any] = {"epoch": epoch, "games": sum(r["games"] for r in history[:epoch]),
                                "decisions": sum(r["decisions"] for r in history[:epoch]),
-                               "cpu_hours": spent[epoch - 1] / 3600}
+                               "cpu_hours": (spent[epoch - 1] if epoch else cloning) / 3600}
         for opp in spec["curve"]["opponents"]:
-            row[opp] = versus(f"checkpoint:{path}", opp, game, cfg.rules, spec["curve"]["deals"],
+            row[opp] = versus(f"checkpoint:{path}", opp, cfg.game, cfg.rules, spec["curve"]["deals"],
                               spec["curve"]["seed"], workers=workers, purpose="deep")
         rows.append(row)
-    res = {"game": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
-           "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows}
+    res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
+           "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows,
+           "imitation": _imitation_summary(game, runs)}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
     return res
@@ -163,7 +229,7 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     from climbrl.evaluate.versus import versus
     from climbrl.learn.train import POLICY
 
-    spec, cfg = params[game], config(params[game], game)
+    spec, cfg = params[game], config(params[game], game, runs)
     policy = runs / game / POLICY
     if not policy.exists():
         raise FileNotFoundError(f"no trained policy in {runs / game}: run python -m pipeline.strong train {game} first")
@@ -171,13 +237,24 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if len(seeds) < spec["evaluate"]["deals"]:
         raise ValueError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
                          f"{spec['evaluate']['deals']}")
-    matches = {opp: versus(f"checkpoint:{policy}", opp, game, cfg.rules, len(seeds), seeds=seeds, workers=workers)
+    matches = {opp: versus(f"checkpoint:{policy}", opp, cfg.game, cfg.rules, len(seeds), seeds=seeds,
+                           workers=workers)
                for opp in spec["evaluate"]["opponents"]}
-    res = {"game": game, "rules": cfg.rules, "algo": cfg.algo, "deal_set": spec["evaluate"]["deal_set"],
+    res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deal_set": spec["evaluate"]["deal_set"],
            "deals": len(seeds), "matches": matches}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "final.json").write_text(json.dumps(res, indent=2))
     return res
+
+
+def _imitation_summary(run: str, runs: Path) -> dict[str, Any] | None:
+    """What the report says of a run's behaviour cloning (None without one)."""
+    path = runs / run / IMITATION / "imitation.json"
+    if not path.exists():
+        return None
+    im = json.loads(path.read_text())
+    return {"teacher": im["config"]["teacher"], "games": im["config"]["games"], "decisions": im["decisions"],
+            "holdout_accuracy": im["holdout_accuracy"], "cpu_s": im["cpu_s"]}
 
 
 def _cell(x: dict[str, Any], points: str) -> str:
@@ -205,16 +282,24 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
         c, f = json.loads(c_path.read_text()), json.loads(f_path.read_text())
         pts = "adp" if any("landlord" in m for m in f["matches"].values()) else "mean_reward"
         last = c["points"][-1]
-        lines += [f"## {game} (`{f['rules']}` rules, {f['algo']})", "",
+        im = c.get("imitation")
+        start = (f" Started from behaviour cloning of `{im['teacher']}` ({im['games']:,} games, {im['decisions']:,} "
+                 f"decisions; the student picks the teacher's move in {im['holdout_accuracy']:.3f} of held-out "
+                 f"decisions; {im['cpu_s'] / 3600:.2f} CPU-hours, counted in the curve; epoch 0 is the student)."
+                 if im else "")
+        train = params[game]["train"]
+        against = (f", against {', '.join(train.get('fixed_opponents', []))}"
+                   if train.get("curriculum") == "fixed_opponents" else ", self-play")
+        lines += [f"## {game} (`{f['rules']}` rules, {f['algo']}{against})", "",
                   f"Trained {last['epoch']} epochs, {last['games']:,} games, {last['decisions']:,} decisions, "
-                  f"{last['cpu_hours']:.2f} CPU-hours with {c['actors']} actor(s).", "",
+                  f"{last['cpu_hours']:.2f} CPU-hours with {c['actors']} actor(s).{start}", "",
                   f"Final, on {f['deals']} evaluation deals (`{f['deal_set']}`):", "",
                   "| opponent | role | WP [95% CI] (games); points |", "|---|---|---|"]
         for opp, by_role in f["matches"].items():
             for role, x in by_role.items():
                 lines.append(f"| {opp} | {role} | {_cell(x, pts)} |")
         lines += ["", "| target | measured | |", "|---|---|---|"]
-        for opp, role, at_least, what in TARGETS.get(game, []):
+        for opp, role, at_least, what in TARGETS.get(f["game"], []):
             x = f["matches"].get(opp, {}).get(role)
             if x is None:
                 lines.append(f"| {what} | not measured | |")
@@ -231,7 +316,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
             lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
                 f"{p[o][r]['win_rate']:.3f}" for o, r in roles) + " |")
         (reports / "figures").mkdir(parents=True, exist_ok=True)
-        _plot(c, roles, TARGETS.get(game, []), reports / "figures" / f"{game}.png")
+        _plot(c, roles, TARGETS.get(c["game"], []), reports / "figures" / f"{game}.png")
         lines += ["", f"![learning curve](figures/{game}.png)", ""]
     out = reports / "report.md"
     reports.mkdir(parents=True, exist_ok=True)
@@ -260,7 +345,7 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[s
     ax.set_xlabel("CPU-hours of training")
     ax.set_ylabel("win rate (95% interval)")
     ax.set_ylim(0, 1)
-    ax.set_title(f"{c['game']} ({c['rules']}), {c['algo']}: dotted = the issue's targets")
+    ax.set_title(f"{c.get('run', c['game'])} ({c['rules']}), {c['algo']}: dotted = the issue's targets")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -56,7 +56,7 @@ def test_the_strong_pipeline_trains_resumes_and_reports_both_games(tmp_path) -> 
     assert b["points"][-1]["heuristic"]["all"]["games"] == 8  # 2 deals from every seat
     strong.final("big2", params, runs=runs, reports=reports, workers=1)
     md = strong.report(longer, reports=reports).read_text()
-    assert "## doudizhu (`douzero` rules, dmc)" in md and "## big2 (`paper` rules, dmc)" in md
+    assert "## doudizhu (`douzero` rules, dmc, self-play)" in md and "## big2 (`paper` rules, dmc, self-play)" in md
     assert "issue 25: >= 0.80 as landlord" in md and (reports / "figures" / "doudizhu.png").stat().st_size > 0
     # other settings start the folder over: the stage's output always matches its params
     res = strong.train_game("big2", _params(tmp_path, hidden=8), runs=runs, track=False)
@@ -66,7 +66,7 @@ def test_the_strong_pipeline_trains_resumes_and_reports_both_games(tmp_path) -> 
 def test_strong_params_and_missing_runs_are_clear_errors(tmp_path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("games: {doudizhu: {train: {algo: dmc}}}\n")
-    with pytest.raises(ValueError, match="games.doudizhu must hold exactly train, curve, evaluate"):
+    with pytest.raises(ValueError, match="games.doudizhu must hold train, curve, evaluate \\(and optionally imitate\\)"):
         strong.load_strong_params(path)
     params = _params(tmp_path)
     params["big2"]["train"]["gamma"] = 0.9
@@ -82,4 +82,51 @@ def test_strong_params_and_missing_runs_are_clear_errors(tmp_path) -> None:
 
 def test_the_default_strong_params_load() -> None:
     params = strong.load_strong_params()
-    assert set(params) == {"doudizhu", "big2"} and params["doudizhu"]["train"]["algo"] == "dmc"
+    assert {"doudizhu", "big2"} <= set(params) and params["doudizhu"]["train"]["algo"] == "dmc"
+
+
+def test_a_run_warm_started_from_behaviour_cloning(tmp_path) -> None:
+    """A named run (``doudizhu-warm``) with an ``imitate`` section: the train step clones the
+    teacher once into the run's folder and trains PPO from the student's weights against the
+    heuristic; the curve starts at the student (epoch 0, at the cloning's CPU time) and counts the
+    cloning in every point's CPU-hours; changed cloning settings start the run over."""
+    base = _params(tmp_path)
+    imitate = {"teacher": "heuristic", "games": 8, "epochs": 1, "workers": 1}
+    warm = {"imitate": imitate, "train": {"algo": "ppo", "game": "doudizhu", "rules": "douzero", "epochs": 2,
+                                          "games_per_epoch": 3, "hidden": 16, "minibatch_decisions": 64,
+                                          "eval_every": 0, "keep_policy_every": 1, "seed": 0,
+                                          "curriculum": "fixed_opponents", "fixed_opponents": ["heuristic"]},
+            "curve": base["doudizhu"]["curve"], "evaluate": base["doudizhu"]["evaluate"]}
+    path = tmp_path / "warm.yaml"
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": warm}}))
+    params = strong.load_strong_params(path)
+    runs, reports = tmp_path / "runs", tmp_path / "reports"
+    strong.train_game("doudizhu-warm", params, runs=runs, track=False)
+    student = runs / "doudizhu-warm" / "imitation" / "policy.pt"
+    cfg = ckpt.load(runs / "doudizhu-warm" / "checkpoint.pt")["config"]
+    assert student.exists() and cfg["init_policy"] == str(student) and cfg["algo"] == "ppo"
+    made = student.stat().st_mtime_ns
+    longer = json.loads(json.dumps(warm))
+    longer["train"]["epochs"] = 3
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": longer}}))
+    res = strong.train_game("doudizhu-warm", strong.load_strong_params(path), runs=runs, track=False)
+    assert len(res["history"]) == 3 and student.stat().st_mtime_ns == made  # resumed; cloned once
+    c = strong.curve("doudizhu-warm", strong.load_strong_params(path), runs=runs, reports=reports, workers=1)
+    cloning = json.loads((student.parent / "imitation.json").read_text())["cpu_s"] / 3600
+    assert [p["epoch"] for p in c["points"]] == [0, 1, 2, 3] and c["points"][0]["cpu_hours"] == cloning
+    assert all(p["cpu_hours"] > cloning for p in c["points"][1:]) and c["game"] == "doudizhu"
+    strong.final("doudizhu-warm", strong.load_strong_params(path), runs=runs, reports=reports, workers=1)
+    md = strong.report(strong.load_strong_params(path), reports=reports).read_text()
+    assert "## doudizhu-warm (`douzero` rules, ppo, against heuristic)" in md
+    assert "Started from behaviour cloning of `heuristic` (8 games" in md and "issue 25: >= 0.80" in md
+    other = json.loads(json.dumps(longer))
+    other["imitate"]["games"] = 12
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": other}}))
+    res = strong.train_game("doudizhu-warm", strong.load_strong_params(path), runs=runs, track=False)
+    assert len(res["history"]) == 3 and student.stat().st_mtime_ns != made
+    assert json.loads((student.parent / "imitation.json").read_text())["config"]["games"] == 12
+    bad = json.loads(json.dumps(warm))
+    bad["imitate"]["holdout"] = 1.0
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": bad}}))
+    with pytest.raises(ValueError, match="holdout"):
+        strong.load_strong_params(path)
