@@ -240,8 +240,8 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     matches = {opp: versus(f"checkpoint:{policy}", opp, cfg.game, cfg.rules, len(seeds), seeds=seeds,
                            workers=workers)
                for opp in spec["evaluate"]["opponents"]}
-    res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deal_set": spec["evaluate"]["deal_set"],
-           "deals": len(seeds), "matches": matches}
+    res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo,
+           "deal_set": spec["evaluate"]["deal_set"], "deals": len(seeds), "matches": matches}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "final.json").write_text(json.dumps(res, indent=2))
     return res

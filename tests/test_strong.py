@@ -66,7 +66,7 @@ def test_the_strong_pipeline_trains_resumes_and_reports_both_games(tmp_path) -> 
 def test_strong_params_and_missing_runs_are_clear_errors(tmp_path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("games: {doudizhu: {train: {algo: dmc}}}\n")
-    with pytest.raises(ValueError, match="games.doudizhu must hold train, curve, evaluate \\(and optionally imitate\\)"):
+    with pytest.raises(ValueError, match=r"games.doudizhu must hold train, curve, evaluate \(and optionally imitate"):
         strong.load_strong_params(path)
     params = _params(tmp_path)
     params["big2"]["train"]["gamma"] = 0.9
