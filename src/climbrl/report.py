@@ -288,6 +288,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
             figure_paths.append(png)
             md += [f"![{png.stem}](behaviour/{png.name})", ""]
     md += optuna_lines
+    md += tune_lines(params, reports)
     md += stage_time_lines(reports)
     for study in params.studies:
         md += _study_summary_lines(study, reports / study, metrics)
@@ -636,6 +637,25 @@ def _deep_duel_lines(deep: dict[str, dict[str, dict[str, Any]]], opponents: Sequ
     return lines + [""]
 
 
+def tune_lines(params: Params, reports: Path) -> list[str]:
+    """The tuning report's headline for this study's game, with a link to it, when ``make tune``
+    has written it (``reports/tune/report.json`` beside the main study's reports; nothing
+    otherwise)."""
+    folder = (reports.parent if params.study else reports) / "tune"
+    path = folder / "report.json"
+    if not path.exists():
+        return []
+    try:
+        entry = json.loads(path.read_text())["games"][params.game]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    link = "../tune/report.md" if params.study else "tune/report.md"
+    text = entry.get("headline")
+    return ["## Hyperparameter tuning (`make tune`)", "",
+            (f"{text}." if text else "The studies ran; the full-budget comparison has not run yet.")
+            + f" Trials, importances, figures and the tuned configurations: [{link}]({link}).", ""]
+
+
 def _budget(params: Params) -> str:
     c = next(iter(params.train.values()), None)
     if c is None:
@@ -652,8 +672,12 @@ def _inline(text: str) -> str:
 
 
 def _html(markdown: str, figures: list[Path], params: Params) -> str:
+    return html_page(markdown, figures, params.raw.get("report", {}).get("title", "climbrl report"))
+
+
+def html_page(markdown: str, figures: list[Path], title: str) -> str:
     """A minimal Markdown-to-HTML rendering (headings, tables, paragraphs, bold, inline code)
-    with embedded PNGs."""
+    with embedded PNGs: a page that works offline (the tuning report renders through it too)."""
     body: list[str] = []
     table: list[list[str]] = []
 
@@ -695,7 +719,7 @@ def _html(markdown: str, figures: list[Path], params: Params) -> str:
         elif line.strip():
             body.append(f"<p>{_inline(line)}</p>")
     flush_table()
-    title = html.escape(params.raw.get("report", {}).get("title", "climbrl report"))
+    title = html.escape(title)
     style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;"
              "font-size:13px}img{max-width:100%}")

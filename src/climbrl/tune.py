@@ -52,7 +52,7 @@ from typing import Any
 
 import yaml
 
-from climbrl.config import train_config
+from climbrl.config import TrainConfig, train_config
 from climbrl.params import TuneParams
 
 STORAGE_ENV = "CLIMBRL_TUNE_STORAGE"
@@ -246,24 +246,37 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
               storage: str | None = None, study_name: str | None = None, out_dir: str | Path = "runs/tune",
               best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
               game: str = "big2", heartbeat_interval: int = 60, grace_period: int | None = None,
-              max_retry: int = 3) -> dict[str, Any]:
+              max_retry: int = 3, pruner: Any = None, base: TrainConfig | None = None) -> dict[str, Any]:
     """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
     game's default preset); the objective plays ``tp.opponent``. ``storage``: else
     ``CLIMBRL_TUNE_STORAGE``, else ``tp.storage``. A shared storage
     (:func:`shared_storage`) is run by any number of workers: the budget is shared, a dead worker's
-    trial is failed after ``grace_period`` seconds without a heartbeat and retried (module doc)."""
+    trial is failed after ``grace_period`` seconds without a heartbeat and retried (module doc).
+
+    ``pruner``: an Optuna pruner instead of ``tp.pruner``'s (the tuning pipeline's successive
+    halving, :mod:`pipeline.tuning`). ``base``: every trial trains this config with the sampled
+    values replaced (a study's own config, its budget and objective already set: epochs, games
+    per epoch, evaluation every rung, objective games, opponent and deal seed); without it, the
+    learner's defaults at ``tp``'s budget. Every trial records its CPU seconds (this process's,
+    training and objective together) and the epochs it trained as user attributes
+    (``cpu_seconds``, ``epochs``)."""
+    import dataclasses
+
     import optuna
 
-    algo = algo or tp.algo
-    opponent = tp.opponent
+    algo = algo or (base.algo if base is not None else tp.algo)
+    opponent = base.eval_opponents[0] if base is not None else tp.opponent
     trials = trials if trials is not None else tp.trials
     storage = storage or os.environ.get(STORAGE_ENV) or tp.storage
     study_name = study_name or (tp.study if algo == tp.algo else f"climbrl-{algo}")
+    if base is not None:
+        game, rules = base.game, base.rules
     train_config(algo, game=game, rules=rules, eval_games=tp.eval_games,
                  eval_opponents=(opponent,))  # fail fast on an unknown learner, game, rules or opponent
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
-        else optuna.pruners.NopPruner()
+    if pruner is None:
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
+            else optuna.pruners.NopPruner()
     if trials < 0:
         raise ValueError(f"trials: must be >= 0, got {trials}")
     check_storage(storage)
@@ -314,9 +327,13 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             budget.started()
             trial.set_user_attr("worker", worker)
         values = suggest(trial, algo)
-        cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
-                           eval_every=tp.eval_every, eval_games=tp.eval_games,
-                           eval_opponents=(opponent,), seed=tp.seed, **values)
+        if base is not None:
+            cfg = dataclasses.replace(base, **values)
+        else:
+            cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
+                               eval_every=tp.eval_every, eval_games=tp.eval_games,
+                               eval_opponents=(opponent,), seed=tp.seed, **values)
+        cpu0 = time.process_time()
         run_dir = Path(out_dir) / study_name / f"trial-{trial.number}"
         shutil.rmtree(run_dir, ignore_errors=True)  # a trial restarted after a crash starts clean
         last: dict[str, float] = {}
@@ -325,6 +342,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             key = f"win_rate/{opponent}"
             if key in row:
                 last["value"] = row[key]
+                trial.set_user_attr("epochs", int(row["epoch"]))
                 trial.report(row[key], step=int(row["epoch"]))
                 if ctx:  # the trial's curve grows in the MLflow UI while it trains
                     mlflow.log_metric(key, row[key], step=int(row["epoch"]))
@@ -356,6 +374,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                 mlflow.set_tag("state", "failed")
             raise
         finally:
+            trial.set_user_attr("cpu_seconds", round(time.process_time() - cpu0, 2))
             if ctx:
                 ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
 

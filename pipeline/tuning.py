@@ -1,0 +1,497 @@
+"""Tuning that pays off (issue 30): ``make tune`` runs ``dvc repro tune/dvc.yaml`` from
+``tune/params.yaml`` (not part of ``make run``).
+
+- ``study`` (``python -m pipeline.tuning study``): an Optuna study per game and learner of the
+  params (:func:`climbrl.tune.run_study`, the project's tuning code) over the learner's own
+  hyperparameters (:func:`climbrl.tune.suggest`: learning rate; PPO's entropy coefficient; the
+  target-sync period of Q-learning and DQN; DQN's epsilon-decay length; the constant epsilon of
+  MCQ, SARSA and Q-learning). Every trial trains the game's study config (``params.yaml``'s train
+  section for that learner) with the sampled values replaced, under a multi-fidelity schedule:
+  successive halving (or Hyperband) over epochs, the objective reported at every rung
+  (``min_epochs`` x ``reduction_factor`` ** k up to ``max_epochs``) and the best
+  ``1 / reduction_factor`` of the trials at a rung carried on to the next. The objective: the
+  greedy policy's win rate against copies of ``opponent`` on ``objective_games`` games of the
+  study's own deals (``deal_seed``, the in-training evaluation's stream, :func:`objective_deals`),
+  the same deals for every trial and rung, checked disjoint from the versioned evaluation and
+  validation deals. Studies live in ``storage`` (SQLite by default, in ``runs/tune``; a
+  PostgreSQL URL, or ``CLIMBRL_TUNE_STORAGE``, with ``study_workers`` processes per study), and
+  are resumed: a rerun keeps the finished trials and runs only the missing ones (raising
+  ``trials`` extends a study). Every trial is a live MLflow run (nested under its study's run).
+  Then each study's trials, importances and CPU time go to ``reports/tune/studies.json``.
+- ``compare`` (``python -m pipeline.tuning compare``): the best configuration of every study
+  (chosen on the study's deals) is trained at the study's full budget for every seed of
+  ``seeds``, beside the default config for the same seeds, both played on the versioned
+  evaluation and validation deals deal by deal (:func:`pipeline.seeds.run_one`: the seed study's
+  runs, resumable, a finished one skipped). A default run that ``make seeds`` already finished
+  with the same config and deals is reused, not trained again. Records: ``reports/tune/GAME.json``.
+- The report (:mod:`pipeline.tuning_report`): ``reports/tune/report.md`` and ``.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import multiprocessing as mp
+import os
+import shutil
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import pipeline  # noqa: F401  (environment defaults)
+from climbrl.config import TrainConfig
+from climbrl.params import Params, load_params
+
+PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
+RUNS = Path("runs/tune")
+REPORTS = Path("reports/tune")
+SEEDS_RUNS = Path("runs/seeds")
+"""Where ``make seeds`` keeps its runs: a finished default run there is reused."""
+PRUNERS = ("halving", "hyperband")
+TOP = ("storage", "workers", "study_workers", "seeds", "mlflow", "games")
+GAME_KEYS = ("study", "learners", "trials", "pruner", "min_epochs", "max_epochs", "reduction_factor", "opponent",
+             "objective_games", "deal_seed")
+
+
+@dataclasses.dataclass(frozen=True)
+class GameTuning:
+    """One game's studies (``games.GAME`` of ``tune/params.yaml``)."""
+
+    study: str
+    """The params spec of the game's study (``params.yaml``, ``params.yaml#doudizhu``)."""
+    learners: tuple[str, ...]
+    trials: int
+    """Trials per study (a study's total: with several workers, shared)."""
+    pruner: str
+    min_epochs: int
+    max_epochs: int
+    reduction_factor: int
+    opponent: str
+    objective_games: int
+    deal_seed: int
+
+    def rungs(self) -> list[int]:
+        """The epochs at which a trial is compared with the others (successive halving's rungs;
+        Hyperband's first bracket)."""
+        out, r = [], self.min_epochs
+        while r <= self.max_epochs:
+            out.append(r)
+            r *= self.reduction_factor
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Tuning:
+    storage: str
+    workers: int
+    study_workers: int
+    seeds: tuple[int, ...]
+    mlflow: bool
+    games: dict[str, GameTuning]
+
+
+def _posint(v: Any, where: str, low: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ValueError(f"{where}: must be an integer >= {low}, got {v!r}")
+    return v
+
+
+def load_tuning(path: str | Path = PARAMS) -> Tuning:
+    """``tune/params.yaml``, checked: a ``ValueError`` naming the file and the key on anything else,
+    before any work."""
+    from climbrl.tune import check_storage, shared_storage
+
+    try:
+        raw = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    if not isinstance(raw, dict) or set(raw) - set(TOP) or {"games", "seeds"} - set(raw):
+        raise ValueError(f"{path}: expected the keys {', '.join(TOP)} (games and seeds required)")
+    raw = {"storage": "sqlite:///runs/tune/optuna.db", "workers": 2, "study_workers": 1, "mlflow": True, **raw}
+    storage = raw["storage"]
+    if not isinstance(storage, str) or not storage:
+        raise ValueError(f"{path}: storage must be a database URL, got {storage!r}")
+    storage = os.environ.get("CLIMBRL_TUNE_STORAGE") or storage
+    if not storage.startswith("sqlite:///"):
+        try:
+            check_storage(storage)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+    workers = _posint(raw["workers"], f"{path}: workers")
+    study_workers = _posint(raw["study_workers"], f"{path}: study_workers")
+    if study_workers > 1 and not shared_storage(storage):
+        raise ValueError(f"{path}: study_workers {study_workers} needs a shared database (storage: postgresql://...); "
+                         "a SQLite file takes one worker per study")
+    seeds = raw["seeds"]
+    if (not isinstance(seeds, list) or len(seeds) < 3 or len(set(seeds)) != len(seeds)
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)):
+        raise ValueError(f"{path}: seeds must be at least three distinct non-negative integers (the tuned and the "
+                         f"default config each trained once per seed), got {seeds!r}")
+    if not isinstance(raw["mlflow"], bool):
+        raise ValueError(f"{path}: mlflow must be true or false, got {raw['mlflow']!r}")
+    if not isinstance(raw["games"], dict) or not raw["games"]:
+        raise ValueError(f"{path}: games must map each game to its studies")
+    games = {game: _game_tuning(path, game, g, tuple(seeds)) for game, g in raw["games"].items()}
+    return Tuning(storage, workers, study_workers, tuple(seeds), raw["mlflow"], games)
+
+
+def _game_tuning(path: str | Path, game: str, g: Any, seeds: tuple[int, ...]) -> GameTuning:
+    from climbrl.learn.specs import make_agent
+
+    where = f"{path}: games.{game}"
+    if not isinstance(g, dict) or set(g) != set(GAME_KEYS):
+        missing, extra = set(GAME_KEYS) - set(g or {}), set(g or {}) - set(GAME_KEYS)
+        raise ValueError(f"{where} must hold exactly {', '.join(GAME_KEYS)}"
+                         + (f" (missing {', '.join(sorted(missing))})" if missing else "")
+                         + (f" (unknown {', '.join(sorted(map(str, extra)))})" if extra else ""))
+    params = load_params(g["study"])  # ParamsError (a ValueError) names the key
+    if params.game != game:
+        raise ValueError(f"{where}.study {g['study']!r} is a study of {params.game}")
+    learners = g["learners"]
+    if not isinstance(learners, list) or not learners or len(set(learners)) != len(learners):
+        raise ValueError(f"{where}.learners must name distinct learners")
+    missing = [a for a in learners if a not in params.train]
+    if missing:
+        raise ValueError(f"{where}.learners: {', '.join(map(str, missing))} not trained by {g['study']}")
+    if g["pruner"] not in PRUNERS:
+        raise ValueError(f"{where}.pruner: must be one of {', '.join(PRUNERS)}, got {g['pruner']!r}")
+    trials = _posint(g["trials"], f"{where}.trials")
+    lo, hi = _posint(g["min_epochs"], f"{where}.min_epochs"), _posint(g["max_epochs"], f"{where}.max_epochs")
+    eta = _posint(g["reduction_factor"], f"{where}.reduction_factor", 2)
+    full = {params.train[a].epochs for a in learners}
+    if hi > min(full):
+        raise ValueError(f"{where}.max_epochs: {hi} is more than the study's full budget ({min(full)} epochs)")
+    r = lo
+    while r < hi:
+        r *= eta
+    if r != hi or lo == hi:
+        raise ValueError(f"{where}: max_epochs {hi} must be min_epochs {lo} x reduction_factor {eta} to a power >= 1 "
+                         f"(the rungs of the schedule, e.g. {lo}, {lo * eta}, {lo * eta * eta})")
+    opponent = g["opponent"]
+    try:
+        make_agent(opponent, game)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}.opponent: {e}") from None
+    games_n = _posint(g["objective_games"], f"{where}.objective_games")
+    from climbrl.games.registry import num_players
+
+    n = num_players(game)
+    if games_n % n:
+        raise ValueError(f"{where}.objective_games: must be a multiple of {n} (every deal from every seat), got "
+                         f"{games_n}")
+    spec = GameTuning(g["study"], tuple(learners), trials, g["pruner"], lo, hi, eta, opponent, games_n,
+                      _posint(g["deal_seed"], f"{where}.deal_seed", 0))
+    shared = set(objective_deals(spec, params)) & set(versioned_deals(params))
+    if shared:
+        raise ValueError(f"{where}.deal_seed: the study's deals share {len(shared)} deal(s) with the versioned "
+                         "evaluation or validation deals: choose another deal_seed")
+    return spec
+
+
+def objective_deals(spec: GameTuning, params: Params) -> list[int]:
+    """The deals on which every trial's objective is measured: the in-training evaluation's stream
+    (purpose ``train-eval``) of ``deal_seed``, ``objective_games`` / players deals, each played
+    from every seat (:func:`climbrl.training.evaluate_policy`)."""
+    from climbrl.agents.runner import deal_seeds
+    from climbrl.games.registry import num_players
+
+    return deal_seeds(spec.deal_seed, spec.objective_games // num_players(params.game), "train-eval")
+
+
+def versioned_deals(params: Params) -> list[int]:
+    """The study's versioned evaluation and validation deals: the files, and where one is not
+    written yet, the deals its seeds stage will write (:func:`pipeline.stages.make_seeds`)."""
+    from climbrl.agents.runner import deal_seeds
+    from pipeline.stages import load_seeds, study_paths
+
+    paths, s = study_paths(params), params.seeds
+    out = []
+    for path, seed, n, purpose in ((paths.seeds, s.seed, s.deals, "evaluation"),
+                                   (paths.valid_seeds, s.validation_seed, s.validation_deals, "validation")):
+        out += load_seeds(path) if path.exists() else deal_seeds(seed, n, purpose)
+    return out
+
+
+def study_name(game: str, learner: str) -> str:
+    return f"tune-{game}-{learner}"
+
+
+def trial_config(params: Params, spec: GameTuning, learner: str) -> TrainConfig:
+    """What every trial of the study trains (with its sampled values replaced): the game's study
+    config of ``learner`` at ``max_epochs``, evaluated at every ``min_epochs`` (every rung) with
+    ``objective_games`` games against ``opponent`` on the study's deals; no snapshots kept."""
+    return dataclasses.replace(params.train[learner], epochs=spec.max_epochs, eval_every=spec.min_epochs,
+                               eval_games=spec.objective_games, eval_opponents=(spec.opponent,),
+                               eval_seed=spec.deal_seed, keep_policy_every=0)
+
+
+def make_pruner(spec: GameTuning) -> Any:
+    """The schedule's pruner: successive halving (asynchronous, :class:`optuna.pruners.SuccessiveHalvingPruner`)
+    with rungs at ``min_epochs`` x ``reduction_factor`` ** k, or Hyperband over the same
+    resources (brackets of successive halving with later first rungs)."""
+    import optuna
+
+    if spec.pruner == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=spec.min_epochs, max_resource=spec.max_epochs,
+                                              reduction_factor=spec.reduction_factor)
+    return optuna.pruners.SuccessiveHalvingPruner(min_resource=spec.min_epochs,
+                                                  reduction_factor=spec.reduction_factor,
+                                                  min_early_stopping_rate=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyJob:
+    """One worker of one study (plain data: it crosses a spawn)."""
+
+    game: str
+    learner: str
+    study: str
+    spec: GameTuning
+    storage: str
+    mlflow: bool
+    runs: str
+
+
+def study_jobs(t: Tuning, runs: str | Path = RUNS) -> list[StudyJob]:
+    """Every study's workers, ``study_workers`` each, the games' learner lists interleaved."""
+    per_game = [[StudyJob(game, a, study_name(game, a), spec, t.storage, t.mlflow, str(runs))
+                 for a in spec.learners] for game, spec in t.games.items()]
+    out = []
+    for rank in range(max(len(g) for g in per_game)):
+        for g in per_game:
+            if rank < len(g):
+                out += [g[rank]] * t.study_workers
+    return out
+
+
+def _sqlite_folder(storage: str) -> None:
+    if storage.startswith("sqlite:///"):
+        Path(storage.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+
+
+def run_study_job(job: StudyJob) -> dict[str, Any]:
+    """One worker of one study: :func:`climbrl.tune.run_study` on the study's trial config with the
+    schedule's pruner, on one torch thread."""
+    from climbrl.params import TrackingParams, TuneParams
+    from climbrl.threads import single_thread
+    from climbrl.tune import run_study
+
+    params = load_params(job.spec.study)
+    base = trial_config(params, job.spec, job.learner)
+    tp = TuneParams(algo=base.algo, trials=job.spec.trials, epochs=base.epochs, games_per_epoch=base.games_per_epoch,
+                    eval_every=base.eval_every, eval_games=base.eval_games, seed=base.seed, storage=job.storage,
+                    study=job.study, pruner="none", opponent=job.spec.opponent)
+    tracking = TrackingParams(params.tracking.tracking_uri, f"{params.tracking.experiment}-tune",
+                              params.tracking.register_model)
+    _sqlite_folder(job.storage)
+    print(f"tune: study {job.study} ({job.spec.trials} trials, rungs {job.spec.rungs()} epochs)", file=sys.stderr,
+          flush=True)
+    with single_thread():
+        return run_study(tp, storage=job.storage, study_name=job.study, out_dir=Path(job.runs) / "trials",
+                         best_yaml=Path(job.runs) / "best" / f"{job.game}-{job.learner}.yaml", track=job.mlflow,
+                         tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base)
+
+
+def _pool_map(fn: Any, items: list[Any], workers: int) -> list[Any]:
+    if workers == 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=mp.get_context("spawn")) as pool:
+        return list(pool.map(fn, items))
+
+
+def run_studies(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
+                workers: int | None = None) -> Path:
+    """Every study (``workers`` processes), then ``reports/studies.json``."""
+    _pool_map(run_study_job, study_jobs(t, runs), workers or t.workers)
+    return write_studies(t, reports)
+
+
+def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
+    """What the report says of one study, read from the store: every trial with its state, the
+    epochs it trained (its budget), its values at the rungs, its parameters and CPU seconds; the best
+    complete trial; the parameter importances (Optuna's default evaluator, on the complete trials);
+    the study's CPU time."""
+    import optuna
+
+    from climbrl.tune import load_shared_study, shared_storage, shown_url
+
+    spec = t.games[game]
+    name = study_name(game, learner)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = load_shared_study(name, t.storage) if shared_storage(t.storage) else \
+        optuna.load_study(study_name=name, storage=t.storage)
+    trials = []
+    for tr in study.trials:
+        trials.append({"number": tr.number, "state": tr.state.name, "params": tr.params,
+                       "value": tr.value, "epochs": tr.user_attrs.get("epochs", 0),
+                       "rungs": {str(k): v for k, v in sorted(tr.intermediate_values.items())},
+                       "cpu_seconds": tr.user_attrs.get("cpu_seconds", 0.0),
+                       "wall_seconds": ((tr.datetime_complete - tr.datetime_start).total_seconds()
+                                        if tr.datetime_complete and tr.datetime_start else None)})
+    complete = [x for x in trials if x["state"] == "COMPLETE"]
+    out: dict[str, Any] = {"study": name, "storage": shown_url(t.storage), "algo": load_params(spec.study)
+                           .train[learner].algo, "trials": trials, "cpu_seconds": sum(x["cpu_seconds"] for x in trials),
+                           "states": {s: sum(x["state"] == s for x in trials) for s in
+                                      sorted({x["state"] for x in trials})}}
+    if complete:
+        best = study.best_trial
+        out["best"] = {"number": best.number, "value": best.value, "params": best.params}
+    out["importances"] = None
+    if len(complete) >= 2:
+        try:
+            out["importances"] = dict(optuna.importance.get_param_importances(study))
+        except (RuntimeError, ValueError) as e:  # e.g. every complete trial with the same value
+            out["importances_error"] = str(e)
+    return out
+
+
+def write_studies(t: Tuning, reports: str | Path = REPORTS) -> Path:
+    """``reports/studies.json``: the schedule, the objective and every study's summary."""
+    from climbrl.tune import shown_url
+
+    data: dict[str, Any] = {"storage": shown_url(t.storage), "games": {}}
+    for game, spec in t.games.items():
+        params = load_params(spec.study)
+        deals = objective_deals(spec, params)
+        data["games"][game] = {
+            "study": spec.study, "rules": params.rules, "pruner": spec.pruner, "rungs": spec.rungs(),
+            "reduction_factor": spec.reduction_factor, "trials": spec.trials,
+            "games_per_epoch": params.train[spec.learners[0]].games_per_epoch,
+            "full_epochs": {a: params.train[a].epochs for a in spec.learners},
+            "objective": {"opponent": spec.opponent, "games": spec.objective_games, "deals": len(deals),
+                          "deal_seed": spec.deal_seed, "purpose": "train-eval"},
+            "studies": {a: study_summary(t, game, a) for a in spec.learners}}
+    path = Path(reports) / "studies.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+# --- the comparison at the full budget --------------------------------------------------------------
+
+def tuned_config(params: Params, learner: str, best: dict[str, Any], seed: int | None = None) -> TrainConfig:
+    """The game's study config of ``learner`` with the study's best values (the full budget)."""
+    cfg = dataclasses.replace(params.train[learner], **best)
+    return dataclasses.replace(cfg, seed=seed) if seed is not None else cfg
+
+
+def compare_jobs(t: Tuning, studies: dict[str, Any], runs: str | Path = RUNS) -> list[Any]:
+    """Every full-budget run of the comparison: per game, learner with a best trial and seed, the
+    tuned config and the default one (:class:`pipeline.seeds.Job`: trained, then played on the
+    study's evaluation and validation deals as the seed study plays them)."""
+    from pipeline.seeds import Job, deal_sets
+
+    out = []
+    for game, spec in t.games.items():
+        params = load_params(spec.study)
+        sets = deal_sets(params)
+        for a in spec.learners:
+            best = studies["games"][game]["studies"][a].get("best")
+            if best is None:
+                print(f"tune: {game} {a}: no complete trial, nothing to compare", file=sys.stderr)
+                continue
+            for arm, values in (("tuned", best["params"]), ("default", {})):
+                for s in t.seeds:
+                    out.append(Job(game, a, s, tuned_config(params, a, values, s),
+                                   str(Path(runs) / "compare" / game / a / arm / f"seed{s}"),
+                                   tuple(params.evaluate.opponents), sets))
+    return out
+
+
+def run_compare_job(job: Any) -> dict[str, Any]:
+    """One run (:func:`pipeline.seeds.run_one`); a default run that ``make seeds`` finished with the
+    same config, policy and deals is taken from there instead of trained again."""
+    from climbrl.threads import single_thread
+    from pipeline.seeds import EVALUATION, done, run_dir, run_one
+
+    if "/default/" in job.out.replace(os.sep, "/"):
+        theirs = dataclasses.replace(job, out=str(run_dir(SEEDS_RUNS, job.game, job.learner, job.seed)))
+        rec = done(theirs)
+        if rec is not None and done(job) is None:
+            Path(job.out).mkdir(parents=True, exist_ok=True)
+            for name in ("policy.pt", EVALUATION):
+                shutil.copy2(Path(theirs.out) / name, Path(job.out) / name)
+            print(f"tune: {job.game} {job.learner} default seed {job.seed}: reused from {theirs.out}",
+                  file=sys.stderr, flush=True)
+    with single_thread():
+        return run_one(job)
+
+
+def run_compare(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
+                workers: int | None = None) -> dict[str, Path]:
+    """Every run of the comparison (``workers`` processes), then each game's ``reports/GAME.json``."""
+    studies = json.loads((Path(reports) / "studies.json").read_text())
+    todo = compare_jobs(t, studies, runs)
+    records = _pool_map(run_compare_job, todo, workers or t.workers)
+    out = {}
+    for game, spec in t.games.items():
+        params = load_params(spec.study)
+        data: dict[str, Any] = {"game": game, "rules": params.rules, "study": spec.study, "seeds": list(t.seeds),
+                                "opponents": list(params.evaluate.opponents), "learners": {}}
+        for job, rec in zip(todo, records, strict=True):
+            if job.game != game:
+                continue
+            arm = "tuned" if "/tuned/" in job.out.replace(os.sep, "/") else "default"
+            lr = data["learners"].setdefault(job.learner, {
+                "algo": job.cfg.algo, "best": studies["games"][game]["studies"][job.learner]["best"],
+                "config": {k: v for k, v in tuned_config(params, job.learner, studies["games"][game]["studies"]
+                                                         [job.learner]["best"]["params"]).to_dict().items()},
+                "tuned": {}, "default": {}})
+            data["sets"] = rec["sets"]
+            lr[arm][str(job.seed)] = {k: rec[k] for k in ("policy_md5", "epochs", "train_seconds", "eval_seconds",
+                                                          "evaluation", "validation")}
+        path = Path(reports) / f"{game}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        out[game] = path
+    return out
+
+
+def estimate(t: Tuning) -> dict[str, Any]:
+    """A rough upper count of the study stage's epochs per game (every trial to the first rung, a
+    ``1 / reduction_factor`` share on to each next one): what the params' budget comments are
+    computed from."""
+    out = {}
+    for game, spec in t.games.items():
+        rungs = spec.rungs()
+        epochs, share, prev = 0.0, 1.0, 0
+        for r in rungs:
+            epochs += share * (r - prev)
+            share /= spec.reduction_factor
+            prev = r
+        out[game] = {"epochs_per_trial": epochs, "trials": spec.trials, "learners": len(spec.learners),
+                     "epochs": math.ceil(epochs * spec.trials * len(spec.learners))}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pipeline.tuning", description=__doc__.split("\n\n")[0])
+    p.add_argument("step", choices=("study", "compare", "estimate"), help="the Optuna studies, the full-budget "
+                   "comparison, or the study stage's epoch counts (the report: python -m pipeline.tuning_report)")
+    p.add_argument("--params", default=str(PARAMS))
+    p.add_argument("--workers", type=int, help="processes at a time (default: the params' workers)")
+    p.add_argument("--runs", default=str(RUNS))
+    p.add_argument("--reports", default=str(REPORTS))
+    args = p.parse_args(argv)
+    try:
+        t = load_tuning(args.params)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.step == "estimate":
+        print(json.dumps(estimate(t), indent=1))
+    elif args.step == "study":
+        print(run_studies(t, args.runs, args.reports, args.workers))
+    else:
+        for path in run_compare(t, args.runs, args.reports, args.workers).values():
+            print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""The tuning pipeline (issue 30; pipeline/tuning.py, pipeline/tuning_report.py): a tiny run of both
+games end to end in a temp folder (studies under successive halving, resumed not restarted when
+rerun, every trial a live MLflow run; the best configuration retrained beside the default for three
+seeds; the report with its sections), the tuned configuration loaded as `climbrl train --config`
+loads it, the study's deals disjoint from the versioned ones, and bad params refused with a message
+naming the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+from pipeline import stages, tuning, tuning_report
+
+from climbrl.params import load_params
+from tests.study_params import study_folder
+
+REPO = Path(__file__).resolve().parents[1]
+TUNE = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12, "seed": 0,
+        "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"}
+TINY = {"epochs": 4, "games_per_epoch": 2, "eval_every": 2, "hidden": 16, "minibatch_decisions": 64,
+        "batch_size": 16, "updates_per_epoch": 2, "eval_opponents": ["random"], "keep_policy_every": 0}
+STUDY = {
+    "rules": "paper",
+    "seeds": {"deals": 6, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+    "train": {"common": {**TINY, "eval_games": 8}, "ppo": {}, "sarsa": {}},
+    "evaluate": {"games": 12, "opponents": ["random", "greedy"], "workers": 1},  # 3 deals x 4 seats
+    "tune": TUNE, "report": {"title": "t"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "t", "register_model": "t"},
+    "studies": {"doudizhu": {
+        "game": "doudizhu", "rules": "douzero",
+        "seeds": {"deals": 4, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+        "train": {"common": {**TINY, "eval_games": 6}, "mcq": {}},
+        "evaluate": {"games": 6, "opponents": ["random"], "workers": 1},  # 3 decks x 2 games
+        "tune": TUNE}},
+}
+GAME = {"trials": 3, "pruner": "halving", "min_epochs": 1, "max_epochs": 2, "reduction_factor": 2,
+        "opponent": "random", "deal_seed": 5}
+TUNING = {"storage": "sqlite:///runs/tune/optuna.db", "workers": 1, "study_workers": 1, "seeds": [0, 1, 2],
+          "mlflow": False,
+          "games": {"big2": {"study": "params.yaml", "learners": ["ppo", "sarsa"], "objective_games": 8, **GAME},
+                    "doudizhu": {"study": "params.yaml#doudizhu", "learners": ["mcq"], "objective_games": 6, **GAME}}}
+
+
+@pytest.fixture()
+def tune_dir(tmp_path, monkeypatch):
+    study_folder(tmp_path, monkeypatch, STUDY)
+    (tmp_path / "tune.yaml").write_text(yaml.safe_dump(TUNING, sort_keys=False))
+    for spec in ("params.yaml", "params.yaml#doudizhu"):
+        stages.make_seeds(load_params(spec))
+    return tmp_path
+
+
+def _trials(name: str) -> list:
+    return optuna.load_study(study_name=name, storage="sqlite:///runs/tune/optuna.db").trials
+
+
+def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch) -> None:
+    t = tuning.load_tuning("tune.yaml")
+    assert [(j.game, j.learner) for j in tuning.study_jobs(t)] == [("big2", "ppo"), ("doudizhu", "mcq"),
+                                                                    ("big2", "sarsa")]
+    # every trial a live MLflow run: one study tracked (into the temp folder's store)
+    ppo = tuning.study_jobs(dataclasses.replace(t, mlflow=True))[0]
+    tuning.run_study_job(dataclasses.replace(ppo, spec=dataclasses.replace(ppo.spec, trials=2)))
+    first = _trials("tune-big2-ppo")
+    assert len(first) == 2
+    for tr in first:  # the study's config at the schedule's budget, reported at every rung it reached
+        assert tr.user_attrs["cpu_seconds"] > 0 and tr.user_attrs["epochs"] in (1, 2)
+        assert sorted(tr.intermediate_values) == list(range(1, tr.user_attrs["epochs"] + 1))
+    import mlflow
+
+    runs = mlflow.search_runs(experiment_names=["t-tune"], filter_string="tags.stage = 'tune-trial'")
+    assert len(runs) == 2 and set(runs["tags.study"]) == {"tune-big2-ppo"}
+
+    studies = tuning.run_studies(t)  # resumes ppo's study (its 2 trials kept, 1 more), runs the others
+    again = _trials("tune-big2-ppo")
+    assert len(again) == 3
+    assert [(x.number, x.datetime_start, x.params) for x in again[:2]] == [(x.number, x.datetime_start, x.params)
+                                                                          for x in first]
+    tuning.run_studies(t)  # a finished study runs nothing more
+    assert len(_trials("tune-big2-ppo")) == 3 and len(_trials("tune-doudizhu-mcq")) == 3
+    data = json.loads(studies.read_text())
+    g = data["games"]["big2"]
+    assert g["rungs"] == [1, 2] and g["pruner"] == "halving"
+    for a in ("ppo", "sarsa"):
+        s = g["studies"][a]
+        assert len(s["trials"]) == 3 and s["cpu_seconds"] > 0 and s["best"]["number"] in range(3)
+        complete = [x for x in s["trials"] if x["state"] == "COMPLETE"]
+        assert all(x["epochs"] == 2 and set(x["rungs"]) == {"1", "2"} for x in complete)  # the top rung
+        assert s["best"]["value"] == max(x["value"] for x in complete)
+        assert set(s["best"]["params"]) == ({"lr", "ent_coef"} if a == "ppo" else {"lr", "epsilon"})
+
+    records = tuning.run_compare(t)
+    big2 = json.loads(records["big2"].read_text())
+    assert set(big2["learners"]) == {"ppo", "sarsa"}
+    ppo_cfg = load_params("params.yaml").train["ppo"]
+    for arm in ("tuned", "default"):
+        assert sorted(big2["learners"]["ppo"][arm]) == ["0", "1", "2"]
+        for r in big2["learners"]["ppo"][arm].values():
+            assert r["epochs"] == ppo_cfg.epochs  # the full budget, not the schedule's
+            rec = r["evaluation"]["greedy"]
+            assert rec["per_deal"] == 4 and len(rec["deal_wins"]) == 3
+    tuned = big2["learners"]["ppo"]["config"]
+    assert tuned["lr"] == data["games"]["big2"]["studies"]["ppo"]["best"]["params"]["lr"]
+    assert tuned["epochs"] == ppo_cfg.epochs and tuned["hidden"] == ppo_cfg.hidden
+
+    assert tuning_report.main(["--params", "tune.yaml"]) == 0
+    md = Path("reports/tune/report.md").read_text()
+    for section in ("**Headline:**", "## big2 (`paper` rules", "## doudizhu (`douzero` rules",
+                    "### Tuned against default at the full budget", "| learner | tuned values | default | tuned |",
+                    "Per baseline", "**Verdict (big2):**", "### The tuned configurations", "![slices-big2]",
+                    "#### ppo (study `tune-big2-ppo`)", "| trial | state | epochs | @1 | @2 |", "CPU time",
+                    "Parameter importances"):
+        assert section in md, section
+    html = Path("reports/tune/report.html").read_text()
+    assert "data:image/png;base64," in html and "http" not in html.replace("http-equiv", "")
+    assert Path("reports/tune/figures/slices-doudizhu.png").stat().st_size > 1000
+    out = json.loads(Path("reports/tune/report.json").read_text())
+    assert set(out["games"]["big2"]["learners"]) == {"ppo", "sarsa"}
+    for x in out["games"]["big2"]["learners"].values():
+        assert x["verdict"] in ("tuned", "default", "tie") and x["low"] <= x["difference"] <= x["high"]
+
+    # the tuned configuration loads as `climbrl train --config` loads it, and is the study's with the tuned values
+    from climbrl.cli import _overrides, build_parser
+
+    path = Path("reports/tune/tuned/big2-ppo.yaml")
+    args = build_parser().parse_args(["train", "--algo", "ppo", "--config", str(path)])
+    from climbrl.config import train_config
+
+    assert train_config("ppo", **_overrides(args)) == tuning.tuned_config(
+        load_params("params.yaml"), "ppo", data["games"]["big2"]["studies"]["ppo"]["best"]["params"])
+
+    # the main report carries the tuning headline and links to it; without the tuning report nothing changes
+    from climbrl.report import tune_lines
+
+    lines = tune_lines(load_params("params.yaml"), Path("reports"))
+    assert lines[0].startswith("## Hyperparameter tuning") and "tune/report.md" in lines[2]
+    assert out["games"]["big2"]["headline"] in lines[2]
+    assert "../tune/report.md" in tune_lines(load_params("params.yaml#doudizhu"), Path("reports/doudizhu"))[2]
+    Path("reports/tune/report.json").unlink()
+    assert tune_lines(load_params("params.yaml"), Path("reports")) == []
+
+
+def test_the_schedule_is_multi_fidelity(monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    t = tuning.load_tuning()  # the repository's: both games, five learners each
+    assert set(t.games) == {"big2", "doudizhu"}
+    for spec in t.games.values():
+        params = load_params(spec.study)
+        assert set(spec.learners) == {"ppo", "mcq", "sarsa", "qlearning", "dqn"}
+        rungs = spec.rungs()
+        assert len(rungs) >= 3 and rungs[-1] == spec.max_epochs == params.train["ppo"].epochs  # ends at full budget
+        assert all(b == a * spec.reduction_factor for a, b in zip(rungs, rungs[1:], strict=False))
+        pruner = tuning.make_pruner(spec)
+        assert isinstance(pruner, optuna.pruners.SuccessiveHalvingPruner)
+        cfg = tuning.trial_config(params, spec, "dqn")
+        assert cfg.eval_every == rungs[0] and cfg.epochs == rungs[-1] and cfg.eval_opponents == (spec.opponent,)
+        assert all(r % cfg.eval_every == 0 for r in rungs)  # the objective is measured at every rung
+    hb = tuning.make_pruner(dataclasses.replace(t.games["big2"], pruner="hyperband"))
+    assert isinstance(hb, optuna.pruners.HyperbandPruner)
+    # successive halving on a toy objective: trials stop at the lower rungs, the best go on to the top
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0),
+                                pruner=tuning.make_pruner(tuning.GameTuning("", ("ppo",), 12, "halving", 1, 4, 2,
+                                                                            "random", 4, 0)))
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        for step in range(1, 5):
+            trial.report(x * step / 4, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return x
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study.optimize(objective, n_trials=12)
+    budgets = sorted(max(tr.intermediate_values) for tr in study.trials)
+    assert budgets[0] < 4 and budgets[-1] == 4 and len(set(budgets)) >= 2
+
+
+def test_the_study_s_deals_are_disjoint_from_the_evaluation_deals(monkeypatch) -> None:
+    from climbrl.agents.runner import deal_seeds, load_deal_seeds
+
+    monkeypatch.chdir(REPO)
+    t = tuning.load_tuning()
+    versioned = {"big2": ["data/eval_seeds.json", "data/valid_seeds.json"],
+                 "doudizhu": ["data/doudizhu/eval_seeds.json", "data/doudizhu/valid_seeds.json"]}
+    for game, spec in t.games.items():
+        params = load_params(spec.study)
+        mine = set(tuning.objective_deals(spec, params))
+        assert len(mine) == spec.objective_games // params.train["ppo"].num_players
+        assert not mine & set(tuning.versioned_deals(params))
+        s = params.seeds  # the versioned deals as their seeds stage draws them, and the files where present
+        drawn = deal_seeds(s.seed, s.deals, "evaluation") + deal_seeds(s.validation_seed, s.validation_deals,
+                                                                        "validation")
+        assert not mine & set(drawn)
+        for f in versioned[game]:
+            if (REPO / f).exists():
+                assert not mine & set(load_deal_seeds(REPO / f)), f
+        # and the training's own in-training evaluation deals are others (another seed)
+        assert spec.deal_seed != params.train["ppo"].eval_seed
+
+
+def test_bad_params_are_refused_with_the_key(tune_dir) -> None:
+    path = tune_dir / "bad.yaml"
+    big2 = TUNING["games"]["big2"]
+    cases = [({"seeds": [0, 1]}, "at least three distinct"),
+             ({"workers": 0}, "workers: must be an integer >= 1"),
+             ({"study_workers": 2}, "needs a shared database"),
+             ({"storage": "nosuch://x"}, "storage"),
+             ({"games": {"big2": {**big2, "pruner": "median"}}}, "games.big2.pruner: must be one of halving"),
+             ({"games": {"big2": {**big2, "max_epochs": 3}}}, "must be min_epochs 1 x reduction_factor 2"),
+             ({"games": {"big2": {**big2, "max_epochs": 8, "min_epochs": 2}}}, "more than the study's full budget"),
+             ({"games": {"big2": {**big2, "objective_games": 10}}}, "objective_games: must be a multiple of 4"),
+             ({"games": {"big2": {**big2, "learners": ["ppo", "dqn"]}}}, "dqn not trained by"),
+             ({"games": {"big2": {**big2, "opponent": "nobody"}}}, "games.big2.opponent"),
+             ({"games": {"big2": {**big2, "trails": 3}}}, "unknown trails"),
+             ({"games": {"doudizhu": {**big2, "study": "params.yaml"}}}, "is a study of big2")]
+    for change, message in cases:
+        path.write_text(yaml.safe_dump({**TUNING, **change}))
+        with pytest.raises(ValueError, match=message):
+            tuning.load_tuning(path)
+    assert tuning.main(["study", "--params", str(path)]) == 2
