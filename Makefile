@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong seeds server serve docs
+.PHONY: run test lint bench venv ablations champion strong seeds tune server serve docs
 
 venv: $(VENV)/.installed
 
@@ -49,6 +49,13 @@ serve: venv
 # as paired contrasts over seeds and deals: reports/seeds/report.md
 seeds: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro seeds/dvc.yaml
+
+# tuning that pays off (issue 30; tune/params.yaml; not part of `run`): an Optuna study per learner of both games
+# under successive halving over epochs (about an hour per game on two cores), resumed when rerun, then each study's
+# best configuration retrained at the full budget beside the default for 3 seeds, and the paired contrasts:
+# reports/tune/report.md (pipeline/tuning.py, pipeline/tuning_report.py)
+tune: venv
+	$(VENV)/bin/dvc repro tune/dvc.yaml
 
 # the documentation (issue 28; mkdocs.yml, docs/): the README's results block regenerated from the reports'
 # JSON, then the site built offline into site/ in strict mode (a broken link or a missing result key fails)

@@ -13,7 +13,7 @@
   greedy policy's win rate against copies of ``opponent`` on ``objective_games`` games of the
   study's own deals (``deal_seed``, the in-training evaluation's stream, :func:`objective_deals`),
   the same deals for every trial and rung, checked disjoint from the versioned evaluation and
-  validation deals. Studies live in ``storage`` (SQLite by default, in ``runs/tune``; a
+  validation deals. Studies live in ``storage`` (SQLite by default, in ``runs/tune/study``; a
   PostgreSQL URL, or ``CLIMBRL_TUNE_STORAGE``, with ``study_workers`` processes per study), and
   are resumed: a rerun keeps the finished trials and runs only the missing ones (raising
   ``trials`` extends a study). Every trial is a live MLflow run (nested under its study's run).
@@ -112,7 +112,8 @@ def load_tuning(path: str | Path = PARAMS) -> Tuning:
         raise ValueError(f"cannot read {path}: {e}") from None
     if not isinstance(raw, dict) or set(raw) - set(TOP) or {"games", "seeds"} - set(raw):
         raise ValueError(f"{path}: expected the keys {', '.join(TOP)} (games and seeds required)")
-    raw = {"storage": "sqlite:///runs/tune/optuna.db", "workers": 2, "study_workers": 1, "mlflow": True, **raw}
+    raw = {"storage": "sqlite:///runs/tune/study/optuna.db", "workers": 2, "study_workers": 1, "mlflow": True,
+           **raw}
     storage = raw["storage"]
     if not isinstance(storage, str) or not storage:
         raise ValueError(f"{path}: storage must be a database URL, got {storage!r}")
@@ -291,10 +292,12 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
     _sqlite_folder(job.storage)
     print(f"tune: study {job.study} ({job.spec.trials} trials, rungs {job.spec.rungs()} epochs)", file=sys.stderr,
           flush=True)
+    folder = Path(job.runs) / "study"
     with single_thread():
-        return run_study(tp, storage=job.storage, study_name=job.study, out_dir=Path(job.runs) / "trials",
-                         best_yaml=Path(job.runs) / "best" / f"{job.game}-{job.learner}.yaml", track=job.mlflow,
-                         tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base)
+        return run_study(tp, storage=job.storage, study_name=job.study, out_dir=folder / "trials",
+                         best_yaml=folder / "best" / f"{job.game}-{job.learner}.yaml", track=job.mlflow,
+                         tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base,
+                         keep_checkpoints=False)
 
 
 def _pool_map(fn: Any, items: list[Any], workers: int) -> list[Any]:
@@ -419,7 +422,9 @@ def run_compare_job(job: Any) -> dict[str, Any]:
             print(f"tune: {job.game} {job.learner} default seed {job.seed}: reused from {theirs.out}",
                   file=sys.stderr, flush=True)
     with single_thread():
-        return run_one(job)
+        rec = run_one(job)
+    (Path(job.out) / "checkpoint.pt").unlink(missing_ok=True)  # finished: its policy and record are what count
+    return rec
 
 
 def run_compare(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,

@@ -96,7 +96,7 @@ def headline(game: str, cmp: dict[str, Any]) -> str:
     """One sentence per game: what tuning bought at the full budget."""
     won = [a for a, x in cmp.items() if x["verdict"] == "tuned"]
     lost = [a for a, x in cmp.items() if x["verdict"] == "default"]
-    parts = [f"{game}: tuning beat the default at the full budget for "
+    parts = [f"{game + ': ' if game else ''}tuning beat the default at the full budget for "
              + (", ".join(won) if won else "no learner")]
     if lost:
         parts.append(f"the default is ahead for {', '.join(lost)}")
@@ -126,7 +126,7 @@ def noise(study: dict[str, Any], games: int) -> dict[str, Any] | None:
     a, b = done[0]["value"], done[1]["value"]
     se = math.sqrt((a * (1 - a) + b * (1 - b)) / games)
     return {"best": done[0]["number"], "runner_up": done[1]["number"], "gap": a - b, "se": se,
-            "within_noise": a - b < 2 * se}
+            "within_noise": a - b <= 2 * se}
 
 
 def slice_figure(game: str, g: dict[str, Any], out: Path) -> Path:
@@ -136,6 +136,7 @@ def slice_figure(game: str, g: dict[str, Any], out: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     learners = list(g["studies"])
     names = {a: sorted({k for t in g["studies"][a]["trials"] for k in t["params"]}) for a in learners}
@@ -158,11 +159,12 @@ def slice_figure(game: str, g: dict[str, Any], out: Path) -> Path:
                            facecolors=[colour] if t["state"] == "COMPLETE" else ["none"])
             if k in LOG_PARAMS:
                 ax.set_xscale("log")
+                ax.xaxis.set_minor_formatter(NullFormatter())  # a narrow range labels every minor tick, overlapping
             ax.set_xlabel(k, fontsize=8)
             ax.tick_params(labelsize=7)
             if j == 0:
                 ax.set_ylabel(f"{a}\nobjective", fontsize=8)
-    fig.suptitle(f"{game}: objective (win rate vs {g['objective']['opponent']}) at each trial's last rung; "
+    fig.suptitle(f"{game}: objective (win rate vs {g['objective']['opponent']}) at each trial's last rung\n"
                  f"colour = epochs trained (max {top}), hollow = pruned", fontsize=9)
     fig.tight_layout()
     out.mkdir(parents=True, exist_ok=True)
@@ -240,7 +242,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                   f"the study's full budget for seeds {', '.join(map(str, seeds))}, played against copies of each of "
                   f"{', '.join(opps)} on {ev['deals']} deals of `{ev['deal_set']}`. Mean win rate over the baselines "
                   "[95% interval over seeds and deals]; tuned minus default paired on the deals, Holm over the "
-                  f"{len(cmp)} learners.", "",
+                  f"{len(cmp)} learner{'s' if len(cmp) > 1 else ''}.", "",
                   "| learner | tuned values | default | tuned | tuned - default [95%] | p | Holm p | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
         for a, x in cmp.items():
@@ -259,7 +261,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                 mark = {"a": " (tuned ahead)", "b": " (default ahead)", "tie": ""}[c["verdict"]]
                 cells.append(f"{_ci(c, 'difference', '+.3f')}, Holm p {c['holm_p']:.2g}{mark}")
             lines.append(f"| {a} | " + " | ".join(cells) + " |")
-        lines += ["", f"**Verdict ({game}):** {headline(game, cmp)}.", "",
+        lines += ["", f"**Verdict ({game}):** {headline('', cmp)}.", "",
                   "### The tuned configurations", "",
                   "Each file holds the study's full train config with the tuned values; `climbrl train --algo ALGO "
                   "--config FILE` takes it. A tuned configuration replaces the default in `params.yaml` only where "

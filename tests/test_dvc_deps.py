@@ -2,8 +2,8 @@
 
 A stage whose ``deps`` miss a module it imports (``src/climbrl/cards.py``, imported by the
 engine, was missing everywhere) keeps stale results after that module changes. This test finds,
-for every stage of ``dvc.yaml``, ``ablations/dvc.yaml``, ``strong/dvc.yaml`` and ``seeds/dvc.yaml``
-(``foreach`` expanded), the project
+for every stage of ``dvc.yaml``, ``ablations/dvc.yaml``, ``strong/dvc.yaml``, ``seeds/dvc.yaml`` and
+``tune/dvc.yaml`` (``foreach`` expanded), the project
 files its command imports, and checks that some dep path covers each (a directory covers the
 files under it).
 
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 ROOTS = {"climbrl": REPO / "src", "pipeline": REPO}  # top-level project package -> folder holding it
 DISPATCH = {"pipeline.__main__", "pipeline.stages", "pipeline.flows", "climbrl.cli"}
 PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml", REPO / "strong" / "dvc.yaml",
-             REPO / "seeds" / "dvc.yaml"]
+             REPO / "seeds" / "dvc.yaml", REPO / "tune" / "dvc.yaml"]
 
 
 @cache

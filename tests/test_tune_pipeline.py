@@ -40,7 +40,7 @@ STUDY = {
 }
 GAME = {"trials": 3, "pruner": "halving", "min_epochs": 1, "max_epochs": 2, "reduction_factor": 2,
         "opponent": "random", "deal_seed": 5}
-TUNING = {"storage": "sqlite:///runs/tune/optuna.db", "workers": 1, "study_workers": 1, "seeds": [0, 1, 2],
+TUNING = {"storage": "sqlite:///runs/tune/study/optuna.db", "workers": 1, "study_workers": 1, "seeds": [0, 1, 2],
           "mlflow": False,
           "games": {"big2": {"study": "params.yaml", "learners": ["ppo", "sarsa"], "objective_games": 8, **GAME},
                     "doudizhu": {"study": "params.yaml#doudizhu", "learners": ["mcq"], "objective_games": 6, **GAME}}}
@@ -56,7 +56,7 @@ def tune_dir(tmp_path, monkeypatch):
 
 
 def _trials(name: str) -> list:
-    return optuna.load_study(study_name=name, storage="sqlite:///runs/tune/optuna.db").trials
+    return optuna.load_study(study_name=name, storage="sqlite:///runs/tune/study/optuna.db").trials
 
 
 def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch) -> None:
@@ -81,7 +81,10 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
     assert len(again) == 3
     assert [(x.number, x.datetime_start, x.params) for x in again[:2]] == [(x.number, x.datetime_start, x.params)
                                                                           for x in first]
+    assert again[2].params not in [x.params for x in first]  # the resumed sampler does not redraw the first trials
     tuning.run_studies(t)  # a finished study runs nothing more
+    trials = Path("runs/tune/study/trials")  # each trial keeps its policy and curve, not its (large) checkpoint
+    assert len(list(trials.rglob("policy.pt"))) == 9 and not list(trials.rglob("checkpoint.pt"))
     assert len(_trials("tune-big2-ppo")) == 3 and len(_trials("tune-doudizhu-mcq")) == 3
     data = json.loads(studies.read_text())
     g = data["games"]["big2"]

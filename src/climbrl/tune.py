@@ -246,7 +246,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
               storage: str | None = None, study_name: str | None = None, out_dir: str | Path = "runs/tune",
               best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
               game: str = "big2", heartbeat_interval: int = 60, grace_period: int | None = None,
-              max_retry: int = 3, pruner: Any = None, base: TrainConfig | None = None) -> dict[str, Any]:
+              max_retry: int = 3, pruner: Any = None, base: TrainConfig | None = None,
+              keep_checkpoints: bool = True) -> dict[str, Any]:
     """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
     game's default preset); the objective plays ``tp.opponent``. ``storage``: else
     ``CLIMBRL_TUNE_STORAGE``, else ``tp.storage``. A shared storage
@@ -259,7 +260,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     per epoch, evaluation every rung, objective games, opponent and deal seed); without it, the
     learner's defaults at ``tp``'s budget. Every trial records its CPU seconds (this process's,
     training and objective together) and the epochs it trained as user attributes
-    (``cpu_seconds``, ``epochs``)."""
+    (``cpu_seconds``, ``epochs``). ``keep_checkpoints=False``: a trial's folder loses its
+    checkpoint when the trial ends (its policy and metrics stay): a replay learner's holds its
+    buffer, hundreds of MB a trial."""
     import dataclasses
 
     import optuna
@@ -299,6 +302,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     else:
         study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
                                     sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
+        if study.trials:  # resumed: the seed's first draws were the first run's (its random start-up would repeat
+            # their parameters), so the seed goes on with the trials there are: still reproducible from the same point
+            study.sampler = optuna.samplers.TPESampler(seed=tp.seed + len(study.trials))
         _name_objective(study, opponent)
     # a resumed study keeps its trials: they must have played this game (a study from before the
     # second game, without the attribute, played Big 2)
@@ -375,6 +381,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
             raise
         finally:
             trial.set_user_attr("cpu_seconds", round(time.process_time() - cpu0, 2))
+            if not keep_checkpoints:
+                (run_dir / "checkpoint.pt").unlink(missing_ok=True)
             if ctx:
                 ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
 
