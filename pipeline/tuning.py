@@ -270,14 +270,79 @@ def study_jobs(t: Tuning, runs: str | Path = RUNS) -> list[StudyJob]:
     return out
 
 
-def _sqlite_folder(storage: str) -> None:
-    if storage.startswith("sqlite:///"):
-        Path(storage.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+def worker_storage(storage: str) -> str:
+    """``storage`` as a worker opens it: a SQLite file's folder made, and a minute's patience for its
+    lock (the studies of one file run side by side in several processes; SQLite's default is 5 s)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(storage)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return storage
+    Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    return storage if "timeout" in url.query else url.update_query_dict({"timeout": "60"}).render_as_string(
+        hide_password=False)
+
+
+def searched(algo: str) -> set[str]:
+    """The train fields a study of ``algo`` samples (:func:`climbrl.tune.suggest`)."""
+    from climbrl.tune import suggest
+
+    class _Names:
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+
+        def suggest_float(self, name: str, low: float, *_a: Any, **_k: Any) -> float:
+            self.names.add(name)
+            return low
+
+        suggest_int = suggest_float
+
+    t = _Names()
+    suggest(t, algo)
+    return t.names
+
+
+def study_setup(base: TrainConfig, spec: GameTuning) -> dict[str, Any]:
+    """What a study's trials share and a resumed study must not change: the trial config but the
+    sampled fields (its budget, objective and deals included) and the schedule."""
+    skip = searched(base.algo)
+    return {"config": {k: v for k, v in base.to_dict().items() if k not in skip}, "pruner": spec.pruner,
+            "rungs": spec.rungs(), "reduction_factor": spec.reduction_factor}
+
+
+SETUP_ATTR = "climbrl_setup"
+
+
+def _check_setup(job: StudyJob, storage: str, setup: dict[str, Any]) -> None:
+    """Refuse to resume a study whose trials were made under another setup (its results would mix
+    two budgets or objectives); record the setup on a study that has none yet."""
+    import optuna
+
+    from climbrl.tune import load_shared_study, shared_storage, shown_url
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        study = load_shared_study(job.study, storage) if shared_storage(storage) else \
+            optuna.load_study(study_name=job.study, storage=storage)
+    except KeyError:
+        return
+    had = study.user_attrs.get(SETUP_ATTR)
+    if had is None:
+        study.set_user_attr(SETUP_ATTR, setup)
+        return
+    if had != setup:
+        changed = sorted({k for k in set(had["config"]) | set(setup["config"])
+                          if had["config"].get(k) != setup["config"].get(k)}
+                         | {k for k in ("pruner", "rungs", "reduction_factor") if had.get(k) != setup.get(k)})
+        raise ValueError(f"Optuna study {job.study} ({shown_url(storage)}) was run with another setup (changed: "
+                         f"{', '.join(changed)}); its trials would mix two budgets or objectives: delete the study "
+                         "(optuna delete-study, or runs/tune/study for the default store) to start it again")
 
 
 def run_study_job(job: StudyJob) -> dict[str, Any]:
     """One worker of one study: :func:`climbrl.tune.run_study` on the study's trial config with the
-    schedule's pruner, on one torch thread."""
+    schedule's pruner, on one torch thread. A study resumed under another setup is refused
+    (:func:`study_setup`: its budget, objective, deals or schedule changed)."""
     from climbrl.params import TrackingParams, TuneParams
     from climbrl.threads import single_thread
     from climbrl.tune import run_study
@@ -289,15 +354,19 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
                     study=job.study, pruner="none", opponent=job.spec.opponent)
     tracking = TrackingParams(params.tracking.tracking_uri, f"{params.tracking.experiment}-tune",
                               params.tracking.register_model)
-    _sqlite_folder(job.storage)
+    storage = worker_storage(job.storage)
+    setup = json.loads(json.dumps(study_setup(base, job.spec)))  # as the store gives it back (lists, not tuples)
+    _check_setup(job, storage, setup)
     print(f"tune: study {job.study} ({job.spec.trials} trials, rungs {job.spec.rungs()} epochs)", file=sys.stderr,
           flush=True)
     folder = Path(job.runs) / "study"
     with single_thread():
-        return run_study(tp, storage=job.storage, study_name=job.study, out_dir=folder / "trials",
+        result = run_study(tp, storage=storage, study_name=job.study, out_dir=folder / "trials",
                          best_yaml=folder / "best" / f"{job.game}-{job.learner}.yaml", track=job.mlflow,
                          tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base,
                          keep_checkpoints=False)
+    _check_setup(job, storage, setup)  # a new study gets its setup recorded
+    return result
 
 
 def _pool_map(fn: Any, items: list[Any], workers: int) -> list[Any]:

@@ -82,7 +82,7 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
     assert [(x.number, x.datetime_start, x.params) for x in again[:2]] == [(x.number, x.datetime_start, x.params)
                                                                           for x in first]
     assert again[2].params not in [x.params for x in first]  # the resumed sampler does not redraw the first trials
-    tuning.run_studies(t)  # a finished study runs nothing more
+    assert tuning.main(["study", "--params", "tune.yaml"]) == 0  # a finished study runs nothing more
     trials = Path("runs/tune/study/trials")  # each trial keeps its policy and curve, not its (large) checkpoint
     assert len(list(trials.rglob("policy.pt"))) == 9 and not list(trials.rglob("checkpoint.pt"))
     assert len(_trials("tune-big2-ppo")) == 3 and len(_trials("tune-doudizhu-mcq")) == 3
@@ -97,7 +97,13 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
         assert s["best"]["value"] == max(x["value"] for x in complete)
         assert set(s["best"]["params"]) == ({"lr", "ent_coef"} if a == "ppo" else {"lr", "epsilon"})
 
-    records = tuning.run_compare(t)
+    # a study resumed under another setup (here its objective's games) is refused, naming what changed
+    other = tuning.study_jobs(t)[0]
+    with pytest.raises(ValueError, match=r"tune-big2-ppo .* another setup \(changed: eval_games\)"):
+        tuning.run_study_job(dataclasses.replace(other, spec=dataclasses.replace(other.spec, objective_games=12)))
+
+    assert tuning.main(["compare", "--params", "tune.yaml", "--workers", "2"]) == 0
+    records = {g: Path(f"reports/tune/{g}.json") for g in ("big2", "doudizhu")}
     big2 = json.loads(records["big2"].read_text())
     assert set(big2["learners"]) == {"ppo", "sarsa"}
     ppo_cfg = load_params("params.yaml").train["ppo"]
