@@ -386,8 +386,9 @@ def run_studies(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORT
 def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
     """What the report says of one study, read from the store: every trial with its state, the
     epochs it trained (its budget), its values at the rungs, its parameters and CPU seconds; the best
-    complete trial; the parameter importances (Optuna's default evaluator, on the complete trials);
-    the study's CPU time."""
+    complete trial; the parameter importances (:func:`optuna.importance.get_param_importances`, its
+    default evaluator, on the objective at the first rung, which every finished trial reached); the
+    study's CPU time."""
     import optuna
 
     from climbrl.tune import load_shared_study, shared_storage, shown_url
@@ -414,10 +415,17 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
         best = study.best_trial
         out["best"] = {"number": best.number, "value": best.value, "params": best.params}
     out["importances"] = None
-    if len(complete) >= 2:
+    first = spec.rungs()[0]
+    reached = [tr for tr in study.trials if tr.state.name in ("COMPLETE", "PRUNED") and first in tr.intermediate_values]
+    out["importances_at"] = {"epochs": first, "trials": len(reached)}
+    if len(reached) >= 2:
+        # at the first rung, which every trial reached (the complete trials alone are the few the halving kept)
+        at_first = optuna.create_study(direction="maximize")
+        at_first.add_trials([optuna.trial.create_trial(params=tr.params, distributions=tr.distributions,
+                                                       value=tr.intermediate_values[first]) for tr in reached])
         try:
-            out["importances"] = dict(optuna.importance.get_param_importances(study))
-        except (RuntimeError, ValueError) as e:  # e.g. every complete trial with the same value
+            out["importances"] = dict(optuna.importance.get_param_importances(at_first))
+        except (RuntimeError, ValueError) as e:
             out["importances_error"] = str(e)
     return out
 

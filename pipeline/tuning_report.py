@@ -213,12 +213,14 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
                                           else "the study's games separate them") + ").")
     else:
         lines.append("No trial completed: no best configuration yet.")
+    at = s.get("importances_at", {})
     if s.get("importances"):
-        lines.append("Parameter importances (Optuna's evaluator, complete trials): "
+        lines.append(f"Parameter importances (Optuna's evaluator, on the objective at the first rung, "
+                     f"{at.get('epochs')} epochs, which all {at.get('trials')} finished trials reached): "
                      + ", ".join(f"{k} {v:.2f}" for k, v in s["importances"].items()) + ".")
     else:
         lines.append("Parameter importances: not available (" + s.get("importances_error", "fewer than two "
-                                                                      "complete trials") + ").")
+                                                                      "finished trials") + ").")
     return lines + [""]
 
 

@@ -96,6 +96,8 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
         assert all(x["epochs"] == 2 and set(x["rungs"]) == {"1", "2"} for x in complete)  # the top rung
         assert s["best"]["value"] == max(x["value"] for x in complete)
         assert set(s["best"]["params"]) == ({"lr", "ent_coef"} if a == "ppo" else {"lr", "epsilon"})
+        # importances at the first rung, which every trial reached
+        assert set(s["importances"]) == set(s["best"]["params"]) and s["importances_at"] == {"epochs": 1, "trials": 3}
 
     # a study resumed under another setup (here its objective's games) is refused, naming what changed
     other = tuning.study_jobs(t)[0]
