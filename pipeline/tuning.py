@@ -343,7 +343,7 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
     """One worker of one study: :func:`climbrl.tune.run_study` on the study's trial config with the
     schedule's pruner, on one torch thread. A study resumed under another setup is refused
     (:func:`study_setup`: its budget, objective, deals or schedule changed)."""
-    from climbrl.params import TrackingParams, TuneParams
+    from climbrl.params import TuneParams
     from climbrl.threads import single_thread
     from climbrl.tune import run_study
 
@@ -352,8 +352,7 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
     tp = TuneParams(algo=base.algo, trials=job.spec.trials, epochs=base.epochs, games_per_epoch=base.games_per_epoch,
                     eval_every=base.eval_every, eval_games=base.eval_games, seed=base.seed, storage=job.storage,
                     study=job.study, pruner="none", opponent=job.spec.opponent)
-    tracking = TrackingParams(params.tracking.tracking_uri, f"{params.tracking.experiment}-tune",
-                              params.tracking.register_model)
+    tracking = tracking_of(params)
     storage = worker_storage(job.storage)
     setup = json.loads(json.dumps(study_setup(base, job.spec)))  # as the store gives it back (lists, not tuples)
     _check_setup(job, storage, setup)
@@ -376,9 +375,31 @@ def _pool_map(fn: Any, items: list[Any], workers: int) -> list[Any]:
         return list(pool.map(fn, items))
 
 
+def tracking_of(params: Params) -> Any:
+    """The MLflow store and experiment of a game's studies: its study's, the experiment ``-tune``."""
+    from climbrl.params import TrackingParams
+
+    return TrackingParams(params.tracking.tracking_uri, f"{params.tracking.experiment}-tune",
+                          params.tracking.register_model)
+
+
+def prepare_tracking(t: Tuning) -> None:
+    """Create every game's experiment before the workers start (two first writers of a fresh
+    MLflow store collide in its schema migration), and say where the trials are seen."""
+    if not t.mlflow:
+        return
+    from climbrl import track
+
+    for spec in t.games.values():
+        k = tracking_of(load_params(spec.study))
+        uri = track.configure(k.tracking_uri, k.experiment)
+        print(f"tune: trials in MLflow at {track.runs_address(uri, k.experiment)}", file=sys.stderr, flush=True)
+
+
 def run_studies(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
                 workers: int | None = None) -> Path:
     """Every study (``workers`` processes), then ``reports/studies.json``."""
+    prepare_tracking(t)
     _pool_map(run_study_job, study_jobs(t, runs), workers or t.workers)
     return write_studies(t, reports)
 
