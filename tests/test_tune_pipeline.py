@@ -87,6 +87,9 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
     assert len(list(trials.rglob("policy.pt"))) == 9 and not list(trials.rglob("checkpoint.pt"))
     assert len(_trials("tune-big2-ppo")) == 3 and len(_trials("tune-doudizhu-mcq")) == 3
     data = json.loads(studies.read_text())
+    for g in data["games"].values():  # a trial that trained the top rung completed; a pruned one stopped below it
+        for s in g["studies"].values():
+            assert all((x["state"] == "COMPLETE") == (x["epochs"] == 2) for x in s["trials"]), s["trials"]
     g = data["games"]["big2"]
     assert g["rungs"] == [1, 2] and g["pruner"] == "halving"
     for a in ("ppo", "sarsa"):

@@ -352,7 +352,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                 trial.report(row[key], step=int(row["epoch"]))
                 if ctx:  # the trial's curve grows in the MLflow UI while it trains
                     mlflow.log_metric(key, row[key], step=int(row["epoch"]))
-                if trial.should_prune():
+                # the last epoch's report ends the trial: pruning it then would save nothing and mark a trial
+                # that trained its whole budget as pruned (successive halving compares it at a rung past the last)
+                if int(row["epoch"]) < cfg.epochs and trial.should_prune():
                     raise optuna.TrialPruned()
 
         name = f"trial-{trial.number}"
