@@ -238,3 +238,26 @@ def test_bad_params_are_refused_with_the_key(tune_dir) -> None:
         with pytest.raises(ValueError, match=message):
             tuning.load_tuning(path)
     assert tuning.main(["study", "--params", str(path)]) == 2
+
+
+def test_a_study_on_a_shared_database_is_run_by_several_workers(tune_dir, postgres_url, monkeypatch) -> None:
+    """The documented cluster option: the store a PostgreSQL URL (from CLIMBRL_TUNE_STORAGE, no
+    password in any file) and two workers on one study, which share its trial budget."""
+    raw = {**TUNING, "study_workers": 2, "workers": 2,
+           "games": {"big2": {**TUNING["games"]["big2"], "learners": ["ppo"]}}}
+    (tune_dir / "shared.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.setenv("CLIMBRL_TUNE_STORAGE", postgres_url)
+    t = tuning.load_tuning("shared.yaml")
+    assert t.storage == postgres_url and len(tuning.study_jobs(t)) == 2
+    assert tuning.main(["study", "--params", "shared.yaml"]) == 0
+    from climbrl.tune import load_shared_study
+
+    trials = load_shared_study("tune-big2-ppo", postgres_url).trials
+    assert len(trials) == 3 and all(x.state.name in ("COMPLETE", "PRUNED") for x in trials)  # 3 in all, not 3 each
+    data = json.loads(Path("reports/tune/studies.json").read_text())
+    assert len(data["games"]["big2"]["studies"]["ppo"]["trials"]) == 3
+    from sqlalchemy.engine import make_url
+
+    password = make_url(postgres_url).password
+    if password:  # the report's store is named with its password hidden
+        assert password not in Path("reports/tune/studies.json").read_text() and "***" in data["storage"]
