@@ -107,7 +107,17 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
     with pytest.raises(ValueError, match=r"tune-big2-ppo .* another setup \(changed: eval_games\)"):
         tuning.run_study_job(dataclasses.replace(other, spec=dataclasses.replace(other.spec, objective_games=12)))
 
+    # a default run that `make seeds` finished with the same config and deals is taken, not trained again
+    from pipeline import seeds
+
+    mine = next(j for j in tuning.compare_jobs(t, data) if "/default/" in j.out and (j.learner, j.seed) == ("sarsa", 1))
+    theirs = dataclasses.replace(mine, out=str(seeds.run_dir(tuning.SEEDS_RUNS, "big2", "sarsa", 1)))
+    seeds.run_one(theirs)
+
     assert tuning.main(["compare", "--params", "tune.yaml", "--workers", "2"]) == 0
+    stamp = [(Path(j.out) / "policy.pt").stat().st_mtime_ns for j in (mine, theirs)]
+    assert stamp[0] == stamp[1]  # copied with its time: not trained again
+    assert not list(Path("runs/tune/compare").rglob("checkpoint.pt"))  # finished runs keep no checkpoint
     records = {g: Path(f"reports/tune/{g}.json") for g in ("big2", "doudizhu")}
     big2 = json.loads(records["big2"].read_text())
     assert set(big2["learners"]) == {"ppo", "sarsa"}
