@@ -340,6 +340,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--params", default=str(PARAMS), help="the tuning params (its seeds)")
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
     args = p.parse_args(argv)
+    if not (Path(args.reports) / "studies.json").exists():
+        print(f"error: {Path(args.reports) / 'studies.json'}: no studies yet (python -m pipeline.tuning study "
+              "writes it)", file=sys.stderr)
+        return 2
     raw = yaml.safe_load(Path(args.params).read_text())  # checked by the studies (pipeline.tuning.load_tuning)
     print(report(args.reports, raw.get("seeds")))
     return 0

@@ -248,6 +248,7 @@ def test_bad_params_are_refused_with_the_key(tune_dir) -> None:
         with pytest.raises(ValueError, match=message):
             tuning.load_tuning(path)
     assert tuning.main(["study", "--params", str(path)]) == 2
+    assert tuning_report.main(["--params", "tune.yaml", "--reports", str(tune_dir / "none")]) == 2  # no studies yet
 
 
 def test_a_study_on_a_shared_database_is_run_by_several_workers(tune_dir, postgres_url, monkeypatch) -> None:
