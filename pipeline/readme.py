@@ -28,6 +28,7 @@ from pipeline.docs import (
 
 README = ROOT / "README.md"
 STRONG = "reports/strong/doudizhu/final.json"
+WARM = "reports/strong/doudizhu-warm/final.json"
 AUCTION = "reports/strong/auction.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
@@ -67,6 +68,13 @@ def block() -> str:
                       f"on the study's decks against RLCard's rule agent WP {ci(STRONG, f'{s}.landlord.win_rate')} as "
                       f"landlord and {ci(STRONG, f'{s}.peasants.win_rate')} as peasants; against the heuristic "
                       f"{ci(STRONG, 'matches.heuristic.both.win_rate')} over both roles."]
+    if exists(WARM):
+        s = "matches.rlcard-rule"
+        lines += ["", "**Warm-started learner** (`make strong`, run `doudizhu-warm`: the heuristic cloned, then PPO "
+                      "against it; the network plays alone): on the same decks against the heuristic WP "
+                      f"{ci(WARM, 'matches.heuristic.landlord.win_rate')} as landlord and "
+                      f"{ci(WARM, 'matches.heuristic.peasants.win_rate')} as peasants; against RLCard's rule agent "
+                      f"{ci(WARM, f'{s}.landlord.win_rate')} and {ci(WARM, f'{s}.peasants.win_rate')}."]
     if exists(AUCTION):
         lines += ["", "**The whole game with its auction** (`reports/strong/auction.md`): the strong play model "
                       f"with a learned bid model against two heuristic players, ADP per game "
