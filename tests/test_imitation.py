@@ -99,5 +99,7 @@ def test_a_dou_dizhu_student_is_a_learners_network_that_a_run_starts_from(tmp_pa
     with pytest.raises(CheckpointError, match="is not the one this run builds"):
         make_learner(train_config("ppo", game="doudizhu", rules="douzero", hidden=32,
                                   init_policy=str(tmp_path / "policy.pt")))
-    with pytest.raises(CheckpointError):
+    with pytest.raises(CheckpointError, match="init_policy: .* was trained for doudizhu, not big2"):
         make_learner(train_config("ppo", game="big2", init_policy=str(tmp_path / "policy.pt")))
+    with pytest.raises(CheckpointError, match="init_policy: checkpoint not found"):
+        make_learner(train_config("ppo", game="doudizhu", init_policy=str(tmp_path / "none.pt")))

@@ -67,7 +67,10 @@ class Learner(TrainableState):
         naming both."""
         from climbrl.learn.checkpoint import CheckpointError, load_network
 
-        net, _, encoder = load_network(path, game=self.cfg.game)
+        try:
+            net, _, encoder = load_network(path, game=self.cfg.game)
+        except CheckpointError as e:
+            raise CheckpointError(f"init_policy: {e}") from None
         mine, theirs = self.net.config(), net.config()
         if encoder.describe() != self.encoder.describe() or mine != theirs:
             raise CheckpointError(f"init_policy {path}: its network ({theirs}, encoder {encoder.describe()}) is not "
