@@ -292,7 +292,8 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                    if train.get("curriculum") == "fixed_opponents" else ", self-play")
         lines += [f"## {game} (`{f['rules']}` rules, {f['algo']}{against})", "",
                   f"Trained {last['epoch']} epochs, {last['games']:,} games, {last['decisions']:,} decisions, "
-                  f"{last['cpu_hours']:.2f} CPU-hours with {c['actors']} actor(s).{start}", "",
+                  f"{last['cpu_hours']:.2f} CPU-hours{' in all (the cloning included)' if im else ''} with "
+                  f"{c['actors']} actor(s).{start}", "",
                   f"Final, on {f['deals']} evaluation deals (`{f['deal_set']}`):", "",
                   "| opponent | role | WP [95% CI] (games); points |", "|---|---|---|"]
         for opp, by_role in f["matches"].items():

@@ -1,5 +1,6 @@
 """The agents a person may pick for each game: the rule agents, the search, the outside agents
-when they are installed, and every trained policy the pipelines left under ``runs/`` (any spec the
+when they are installed, the policies the repository ships under ``models/`` and every trained policy
+the pipelines left under ``runs/`` (any spec the
 CLI takes can also be typed in).
 
 A checkpoint's game is read from its own record (:func:`climbrl.learn.checkpoint.load`, which
@@ -59,20 +60,22 @@ def _checkpoint_game(path: str, mtime_ns: int) -> tuple[str, str] | None:
 
 
 def checkpoints(root: Path) -> list[dict[str, str]]:
-    """Every ``policy.pt`` under ``root/runs`` as ``{"spec", "label", "kind", "game"}``."""
+    """Every ``policy.pt`` the repository ships (``root/models``) and the pipelines left under
+    ``root/runs``, as ``{"spec", "label", "kind", "game"}``."""
     out = []
-    runs = root / "runs"
-    if not runs.is_dir():
-        return out
-    for p in sorted(runs.rglob("policy.pt")):
-        if "snapshots" in p.parts:
+    for folder, word in (("models", "shipped"), ("runs", "trained")):
+        base = root / folder
+        if not base.is_dir():
             continue
-        info = _checkpoint_game(str(p), p.stat().st_mtime_ns)
-        if info is None:
-            continue
-        rel = p.relative_to(root)
-        out.append({"spec": f"checkpoint:{rel}", "label": f"trained {info[1]}: {rel.parent}", "kind": "trained",
-                    "game": info[0]})
+        for p in sorted(base.rglob("policy.pt")):
+            if "snapshots" in p.parts:
+                continue
+            info = _checkpoint_game(str(p), p.stat().st_mtime_ns)
+            if info is None:
+                continue
+            rel = p.relative_to(root)
+            out.append({"spec": f"checkpoint:{rel}", "label": f"{word} {info[1]}: {rel.parent}", "kind": "trained",
+                        "game": info[0]})
     return out
 
 
