@@ -58,9 +58,9 @@ def ship(run: str, root: Path = ROOT) -> Path:
     source = root / "runs" / "strong" / run / "policy.pt"
     if not source.exists():
         raise FileNotFoundError(f"{source.relative_to(root)} missing: run make strong (train@{run}) first")
+    info = manifest(run, source, root)  # checked before anything is written
     out = root / "models" / run
     out.mkdir(parents=True, exist_ok=True)
-    info = manifest(run, source, root)  # checked before anything is copied
     shutil.copyfile(source, out / "policy.pt")
     if sha256(out / "policy.pt") != info["sha256"]:
         raise OSError(f"{out / 'policy.pt'}: the copy differs from {source}")

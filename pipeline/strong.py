@@ -56,7 +56,8 @@ TARGETS: dict[str, list[tuple[str, str, float, str]]] = {
                  ("heuristic", "peasants", 0.50, "issue 25: above 0.50 against the heuristic")],
     "big2": [("heuristic", "all", 0.40, "issue 25: >= 0.40 against three heuristic players (PPO 0.311)")],
 }
-"""The issue's targets, each read on the final evaluation's point estimate and drawn on the curve."""
+"""The issue's targets, drawn on the curve; the report calls one met when the final evaluation's whole
+95% interval reaches it, and says so when only the point estimate does."""
 
 
 def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
@@ -132,7 +133,10 @@ def _clone(spec: dict[str, Any], run: str, runs: Path) -> None:
     out = runs / run
     done = out / IMITATION / "imitation.json"
     if done.exists() and (out / IMITATION / "policy.pt").exists():
-        if json.loads(done.read_text()).get("config") == json.loads(json.dumps(asdict(cfg))):
+        def same(c: dict[str, Any]) -> dict[str, Any]:  # the worker count changes no number (tested)
+            return {k: v for k, v in c.items() if k != "workers"}
+
+        if same(json.loads(done.read_text()).get("config", {})) == same(json.loads(json.dumps(asdict(cfg)))):
             return
         print(f"strong {run}: its behaviour cloning was made with other settings: starting over", file=sys.stderr)
     if out.exists():
@@ -151,6 +155,8 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
 
     if "imitate" in params[game]:
         _clone(params[game], game, runs)
+    elif (runs / game / IMITATION).exists():  # a cloning from when the run had one: not this run's start
+        shutil.rmtree(runs / game / IMITATION)
     cfg = config(params[game], game, runs)
     out = runs / game
     resume = (out / CHECKPOINT).exists()
@@ -197,7 +203,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if not (out / POLICY).exists():
         raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
     history = ckpt.load(out / CHECKPOINT)["history"]
-    cloning = imitation_cpu_seconds(game, runs)
+    cloning = imitation_cpu_seconds(game, runs) if "imitate" in spec else 0.0
     spent = [cloning + s for s in cpu_seconds(history)]
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
@@ -216,7 +222,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
         rows.append(row)
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
            "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows,
-           "imitation": _imitation_summary(game, runs)}
+           "imitation": _imitation_summary(game, runs) if "imitate" in spec else None}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
     return res
@@ -305,8 +311,11 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
             if x is None:
                 lines.append(f"| {what} | not measured | |")
             else:
+                verdict = ("met" if x["win_rate_low"] >= at_least else
+                           "point estimate only (the interval includes the target)" if x["win_rate"] >= at_least
+                           else "missed")
                 lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
-                             f"{'met' if x['win_rate'] >= at_least else 'missed'} |")
+                             f"{verdict} |")
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
         half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)
         lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}; every win rate's 95% "

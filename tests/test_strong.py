@@ -125,6 +125,16 @@ def test_a_run_warm_started_from_behaviour_cloning(tmp_path) -> None:
     res = strong.train_game("doudizhu-warm", strong.load_strong_params(path), runs=runs, track=False)
     assert len(res["history"]) == 3 and student.stat().st_mtime_ns != made
     assert json.loads((student.parent / "imitation.json").read_text())["config"]["games"] == 12
+    made = student.stat().st_mtime_ns
+    other["imitate"]["workers"] = 2  # the worker count changes no number: the cloning stays
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": other}}))
+    strong.train_game("doudizhu-warm", strong.load_strong_params(path), runs=runs, track=False)
+    assert student.stat().st_mtime_ns == made
+    cold = {k: v for k, v in other.items() if k != "imitate"}  # no cloning any more: its folder goes
+    path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": cold}}))
+    strong.train_game("doudizhu-warm", strong.load_strong_params(path), runs=runs, track=False)
+    assert not student.parent.exists()
+    assert not ckpt.load(runs / "doudizhu-warm" / "checkpoint.pt")["config"]["init_policy"]
     bad = json.loads(json.dumps(warm))
     bad["imitate"]["holdout"] = 1.0
     path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": bad}}))

@@ -88,7 +88,7 @@ def test_a_partial_share_mixes_the_teacher_and_the_network() -> None:
 
 
 def test_a_teacher_run_resumes_exactly_and_actors_play_the_same_games(tmp_path) -> None:
-    kw = {**TINY, "teacher": "heuristic", "teacher_share": 1.0, "teacher_decay_steps": 300}
+    kw = {**TINY, "teacher": "heuristic", "teacher_share": 1.0, "teacher_decay_steps": 5000}  # active throughout
     straight = train(train_config("dmc", epochs=3, **kw), tmp_path / "a", progress=False)
     train(train_config("dmc", epochs=2, **kw), tmp_path / "b", progress=False)
     resumed = train(train_config("dmc", epochs=3, **kw), tmp_path / "b", resume=True, progress=False)

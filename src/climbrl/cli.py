@@ -373,7 +373,7 @@ def cmd_imitate(args: argparse.Namespace) -> None:
     fields = {k: getattr(args, k) for k in ("teacher", "rules", "games", "seed", "epochs", "hidden", "lr", "workers",
                                             "encoder") if getattr(args, k) is not None}
     if args.game == "doudizhu":  # Dou Dizhu's defaults: DouZero's rules, the learners' encoder
-        fields = {"rules": "douzero", "encoder": "doudizhu", **fields, "game": "doudizhu"}
+        fields = {"rules": "douzero", "encoder": "doudizhu", "teacher": "heuristic", **fields, "game": "doudizhu"}
     cfg = ImitationConfig(**fields)  # validated before any work
     out = args.out or f"runs/imitation-seed{cfg.seed}"
     with run_folder(out):
@@ -622,7 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--game", choices=("big2", "doudizhu"), default="big2")
     im.add_argument("--encoder", default=None,
                     help="the student's encoder (default: big2-charlesworth; Dou Dizhu: doudizhu)")
-    im.add_argument("--teacher", default=None, help="the agent that plays every seat (default search:S=16,K=20)")
+    im.add_argument("--teacher", default=None,
+                    help="the agent that plays every seat (default search:S=16,K=20; Dou Dizhu: heuristic)")
     im.add_argument("--rules", default=None,
                     help="rules preset (default charlesworth, 5-card straights only; Dou Dizhu: douzero)")
     im.add_argument("--games", type=_positive, default=None, help="the teacher's games (default 2000)")

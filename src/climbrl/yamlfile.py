@@ -38,7 +38,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 # ``--set lr=3e-5`` or ``lr: 1e-4`` in a params file would be refused as "not a number".
 _UniqueKeyLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
     list("-+0123456789."))
 
 

@@ -16,6 +16,7 @@ A frozen snapshot plays the learner's behaviour policy as it was when the snapsh
 PPO's samples from its softmax (its scores are policy logits); a value learner's (mcq, sarsa,
 qlearning, dqn) plays epsilon-greedy on its Q-values with the learner's epsilon at that moment
 (DQN's decaying one included), since the softmax of Q-values is no policy any of them follows.
+A snapshot plays without the learner's ``teacher`` (its network alone).
 """
 
 from __future__ import annotations
