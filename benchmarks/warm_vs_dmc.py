@@ -29,10 +29,9 @@ DECKS, SEED = 1000, 4242
 
 def main() -> int:
     import numpy as np
-    from scipy import stats
 
     from climbrl.evaluate.duel import team_match
-    from climbrl.evaluate.stats import mean_summary
+    from climbrl.evaluate.stats import mean_difference_test
 
     missing = [p for p in RUNS.values() if not (ROOT / p).exists()]
     if missing:
@@ -46,8 +45,7 @@ def main() -> int:
     for key, scale in (("a_wins", 0.5), ("a_points", 1.0)):
         x = np.array(res["warm"]["per_deal"][key], float) * scale
         y = np.array(res["dmc"]["per_deal"][key], float) * scale
-        out[f"warm_minus_dmc/{'win_rate' if key == 'a_wins' else 'points_per_deck'}"] = {
-            **mean_summary(x - y), "p": float(stats.ttest_rel(x, y).pvalue)}
+        out[f"warm_minus_dmc/{'win_rate' if key == 'a_wins' else 'points_per_deck'}"] = mean_difference_test(x - y)
     path = ROOT / "benchmarks" / "results" / "warm_vs_dmc.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     d = out["warm_minus_dmc/win_rate"]

@@ -458,17 +458,24 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def big2_table(times: bool = True) -> str:
-    """Big 2: each learner's final win rate against three copies of each baseline, with its interval."""
-    opps = value("params.yaml", "evaluate.opponents")
-    head = ["learner"] + [f"vs 3x {o}" for o in opps] + (["training time", "decisions/s"] if times else [])
+def _learner_table(study: str, opponents: str, label: Any, times: bool) -> str:
+    """A study's learners against each of its evaluation opponents (``opponents``: the key of
+    their list in params.yaml; ``label``: an opponent's column title), with its interval."""
+    metrics = BIG2 if study == "big2" else DDZ
+    opps = value("params.yaml", opponents)
+    head = ["learner"] + [label(o) for o in opps] + (["training time", "decisions/s"] if times else [])
     rows = []
-    for name in learners("big2"):
-        row = [name] + [ci(BIG2, f"learners.{name}.win_rate/{o}") for o in opps]
+    for name in learners(study):
+        row = [name] + [ci(metrics, f"learners.{name}.win_rate/{o}") for o in opps]
         if times:
-            row += [train_minutes("big2", name), count(BIG2, f"learners.{name}.decisions_per_s")]
+            row += [train_minutes(study, name), count(metrics, f"learners.{name}.decisions_per_s")]
         rows.append(row)
     return _table(head, rows)
+
+
+def big2_table(times: bool = True) -> str:
+    """Big 2: each learner's final win rate against three copies of each baseline, with its interval."""
+    return _learner_table("big2", "evaluate.opponents", lambda o: f"vs 3x {o}", times)
 
 
 DDZ_OPPONENT_NAMES = {"rlcard-rule": "RLCard's rule agent"}
@@ -476,16 +483,8 @@ DDZ_OPPONENT_NAMES = {"rlcard-rule": "RLCard's rule agent"}
 
 def ddz_table(times: bool = True) -> str:
     """Dou Dizhu: each learner's final WP over both roles (DouZero's protocol), with its interval."""
-    opps = value("params.yaml", "studies.doudizhu.evaluate.opponents")
-    head = ["learner"] + [f"vs {DDZ_OPPONENT_NAMES.get(o, o)}" for o in opps] + (
-        ["training time", "decisions/s"] if times else [])
-    rows = []
-    for name in learners("doudizhu"):
-        row = [name] + [ci(DDZ, f"learners.{name}.win_rate/{o}") for o in opps]
-        if times:
-            row += [train_minutes("doudizhu", name), count(DDZ, f"learners.{name}.decisions_per_s")]
-        rows.append(row)
-    return _table(head, rows)
+    return _learner_table("doudizhu", "studies.doudizhu.evaluate.opponents",
+                          lambda o: f"vs {DDZ_OPPONENT_NAMES.get(o, o)}", times)
 
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,

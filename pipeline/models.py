@@ -14,7 +14,6 @@ holds every shipped file to its manifest and the manifest to the params.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
@@ -22,17 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pipeline  # noqa: F401  (environment defaults)
+from climbrl.track import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def manifest(run: str, policy: Path, root: Path = ROOT) -> dict[str, Any]:
@@ -47,7 +39,7 @@ def manifest(run: str, policy: Path, root: Path = ROOT) -> dict[str, Any]:
         raise FileNotFoundError(f"{final_path.relative_to(root)} missing: run make strong (final@{run}) first")
     final = json.loads(final_path.read_text())
     return {"run": run, "game": final["game"], "rules": final["rules"], "algo": final["algo"],
-            "file": "policy.pt", "sha256": sha256(policy), "bytes": policy.stat().st_size,
+            "file": "policy.pt", "sha256": sha256_file(policy), "bytes": policy.stat().st_size,
             "settings": {k: v for k, v in params[run].items() if k in ("imitate", "train")},
             "command": f"make strong (the stage train@{run}: python -m pipeline.strong train {run})",
             "final": {"deal_set": final["deal_set"], "deals": final["deals"], "matches": final["matches"]}}
@@ -62,7 +54,7 @@ def ship(run: str, root: Path = ROOT) -> Path:
     out = root / "models" / run
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, out / "policy.pt")
-    if sha256(out / "policy.pt") != info["sha256"]:
+    if sha256_file(out / "policy.pt") != info["sha256"]:
         raise OSError(f"{out / 'policy.pt'}: the copy differs from {source}")
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     return out / "model.json"

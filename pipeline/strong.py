@@ -116,12 +116,6 @@ def imitation_config(spec: dict[str, Any], run: str) -> Any:
                               "game": game, "rules": train.get("rules", "")})
 
 
-def imitation_cpu_seconds(run: str, runs: Path = RUNS) -> float:
-    """CPU seconds of the run's behaviour cloning (0 for a run without one)."""
-    path = runs / run / IMITATION / "imitation.json"
-    return float(json.loads(path.read_text())["cpu_s"]) if path.exists() else 0.0
-
-
 def _clone(spec: dict[str, Any], run: str, runs: Path) -> None:
     """Behaviour cloning into the run's folder, unless it is there with these settings; other
     settings start the whole run over (its training started from the other student)."""
@@ -203,7 +197,8 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if not (out / POLICY).exists():
         raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
     history = ckpt.load(out / CHECKPOINT)["history"]
-    cloning = imitation_cpu_seconds(game, runs) if "imitate" in spec else 0.0
+    imitation = _imitation_summary(game, runs) if "imitate" in spec else None
+    cloning = imitation["cpu_s"] if imitation else 0.0
     spent = [cloning + s for s in cpu_seconds(history)]
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
@@ -222,7 +217,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
         rows.append(row)
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
            "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows,
-           "imitation": _imitation_summary(game, runs) if "imitate" in spec else None}
+           "imitation": imitation}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
     return res

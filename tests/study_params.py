@@ -8,6 +8,10 @@ from typing import Any
 
 import yaml
 
+TINY_TUNE = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"}
+"""The ``tune`` section of the tiny study params the pipeline tests write."""
+
 
 def with_value(raw: dict, path: tuple, value: Any) -> dict:
     """A deep copy of ``raw`` with the key at ``path`` (created where missing) set to ``value``."""

@@ -15,6 +15,7 @@ from pipeline.strong import load_strong_params
 from climbrl.agents.base import Decision
 from climbrl.games.registry import make_game
 from climbrl.learn.specs import make_agent
+from climbrl.track import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "models").glob("*/model.json"))
@@ -28,7 +29,7 @@ def test_the_repository_ships_a_policy() -> None:
 def test_a_shipped_policy_is_the_one_its_manifest_names_and_plays(path: Path) -> None:
     info = json.loads(path.read_text())
     policy = path.parent / info["file"]
-    assert models.sha256(policy) == info["sha256"] and policy.stat().st_size == info["bytes"]
+    assert sha256_file(policy) == info["sha256"] and policy.stat().st_size == info["bytes"]
     params = load_strong_params(ROOT / "strong" / "params.yaml")
     assert info["settings"] == {k: v for k, v in params[info["run"]].items() if k in ("imitate", "train")}, \
         "strong/params.yaml changed since this policy was shipped: retrain and ship it again"

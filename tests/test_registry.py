@@ -97,7 +97,7 @@ def test_a_tampered_artifact_is_refused_without_running_it(registry, tmp_path) -
         track.load_registered_policy(name, version=version)
     assert not marker.exists()
     # an attacker who can also rewrite the version's tags: torch.load(weights_only=True) refuses it
-    mlflow.tracking.MlflowClient().set_model_version_tag(name, version, "sha256", track._sha256(artifact))
+    mlflow.tracking.MlflowClient().set_model_version_tag(name, version, "sha256", track.sha256_file(artifact))
     with pytest.raises(CheckpointError, match="corrupt or unreadable checkpoint"):
         track.load_registered_policy(name, alias="best")
     assert not marker.exists()

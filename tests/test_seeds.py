@@ -21,11 +21,9 @@ from climbrl.evaluate.stats import holm
 from climbrl.learn import checkpoint as ckpt
 from climbrl.params import load_params
 from climbrl.training import train
-from tests.study_params import study_folder
+from tests.study_params import TINY_TUNE, study_folder
 
 REPO = Path(__file__).resolve().parents[1]
-TUNE = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12, "seed": 0,
-        "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"}
 TINY = {"epochs": 2, "games_per_epoch": 3, "eval_every": 1, "hidden": 16, "minibatch_decisions": 64,
         "batch_size": 16, "updates_per_epoch": 2, "eval_opponents": ["random"], "keep_policy_every": 1}
 STUDY = {
@@ -33,7 +31,7 @@ STUDY = {
     "seeds": {"deals": 12, "seed": 1, "validation_deals": 4, "validation_seed": 7},
     "train": {"common": {**TINY, "eval_games": 8}, "ppo": {}, "mcq": {}},
     "evaluate": {"games": 24, "opponents": ["random", "greedy"], "workers": 1},  # 6 deals x 4 seats
-    "tune": {**TUNE, "eval_games": 12}, "report": {"title": "t"},
+    "tune": {**TINY_TUNE, "eval_games": 12}, "report": {"title": "t"},
     "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "t", "register_model": "t"},
     "studies": {"doudizhu": {
         "game": "doudizhu", "rules": "douzero",
@@ -41,7 +39,7 @@ STUDY = {
         "train": {"common": {**TINY, "eval_games": 6}, "ppo": {},
                   "ppo_mixed": {"algo": "ppo", "reward_cards_left": 1.0}, "sarsa": {}},
         "evaluate": {"games": 10, "opponents": ["random", "greedy"], "workers": 1},  # 5 decks x 2 games
-        "tune": TUNE}},
+        "tune": TINY_TUNE}},
 }
 SEEDS = {"seeds": [0, 1, 2], "workers": 2,
          "games": {"doudizhu": {"study": "params.yaml#doudizhu", "learners": ["ppo", "ppo_mixed", "sarsa"]},

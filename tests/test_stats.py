@@ -289,3 +289,17 @@ def test_the_clustered_test_without_spread_is_the_sign_test() -> None:
     assert clustered_rate_p_value([2, 0, 2, 0], 2) == 1.0  # the rate is the null
     with pytest.raises(ValueError, match="null rate"):
         clustered_rate_p_value([1, 2], 2, null=1.0)
+
+
+def test_the_paired_difference_test_is_students_and_says_so_without_spread() -> None:
+    from scipy import stats
+
+    from climbrl.evaluate.stats import mean_difference_test
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(0.3, 1.0, 40), rng.normal(0.0, 1.0, 40)
+    r = mean_difference_test(x - y)
+    assert r["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
+    assert r["low"] < r["mean"] < r["high"] and r["n"] == 40
+    assert mean_difference_test([0.0, 0.0, 0.0])["p"] == 1.0  # no spread, no difference
+    assert mean_difference_test([1.0, 1.0, 1.0])["p"] == 0.25  # every sign the same: 2 ** (1 - n)

@@ -17,11 +17,9 @@ import yaml
 from pipeline import stages, tuning, tuning_report
 
 from climbrl.params import load_params
-from tests.study_params import study_folder
+from tests.study_params import TINY_TUNE, study_folder
 
 REPO = Path(__file__).resolve().parents[1]
-TUNE = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eval_every": 1, "eval_games": 12, "seed": 0,
-        "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"}
 TINY = {"epochs": 4, "games_per_epoch": 2, "eval_every": 2, "hidden": 16, "minibatch_decisions": 64,
         "batch_size": 16, "updates_per_epoch": 2, "eval_opponents": ["random"], "keep_policy_every": 0}
 STUDY = {
@@ -29,14 +27,14 @@ STUDY = {
     "seeds": {"deals": 6, "seed": 1, "validation_deals": 2, "validation_seed": 7},
     "train": {"common": {**TINY, "eval_games": 8}, "ppo": {}, "sarsa": {}},
     "evaluate": {"games": 12, "opponents": ["random", "greedy"], "workers": 1},  # 3 deals x 4 seats
-    "tune": TUNE, "report": {"title": "t"},
+    "tune": TINY_TUNE, "report": {"title": "t"},
     "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "t", "register_model": "t"},
     "studies": {"doudizhu": {
         "game": "doudizhu", "rules": "douzero",
         "seeds": {"deals": 4, "seed": 1, "validation_deals": 2, "validation_seed": 7},
         "train": {"common": {**TINY, "eval_games": 6}, "mcq": {}},
         "evaluate": {"games": 6, "opponents": ["random"], "workers": 1},  # 3 decks x 2 games
-        "tune": TUNE}},
+        "tune": TINY_TUNE}},
 }
 GAME = {"trials": 3, "pruner": "halving", "min_epochs": 1, "max_epochs": 2, "reduction_factor": 2,
         "opponent": "random", "deal_seed": 5}

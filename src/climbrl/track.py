@@ -179,7 +179,7 @@ def params_file_input(path: str | Path) -> Any:
     from mlflow.data.sources import LocalArtifactDatasetSource
 
     path = Path(path).resolve()
-    return MetaDataset(LocalArtifactDatasetSource(str(path)), name=path.name, digest=_sha256(path)[:16])
+    return MetaDataset(LocalArtifactDatasetSource(str(path)), name=path.name, digest=sha256_file(path)[:16])
 
 
 def deals_input(deals: Sequence[int], name: str, source: str | Path) -> Any:
@@ -446,7 +446,7 @@ def register_policy(policy_path: Path, model_name: str, algo: str, metrics: dict
                                            "checkpoints: load with climbrl.track.load_registered_policy")
         version = client.create_model_version(model_name, source=source, run_id=run.info.run_id, tags={
             "format": f"{ckpt.FORMAT} v{ckpt.VERSION}: torch.save of tensors and plain data, weights_only=True",
-            "loader": "climbrl.track.load_registered_policy", "algo": algo, "sha256": _sha256(artifact),
+            "loader": "climbrl.track.load_registered_policy", "algo": algo, "sha256": sha256_file(artifact),
             "requirements": ", ".join(PIP_REQUIREMENTS)})
         if alias:
             client.set_registered_model_alias(model_name, alias, version.version)
@@ -480,7 +480,7 @@ def load_registered_policy(name: str, version: str | int | None = None, alias: s
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(mlflow.artifacts.download_artifacts(artifact_uri=f"{mv.source.rstrip('/')}/{REGISTERED_FILE}",
                                                          dst_path=tmp))
-        digest = _sha256(local)
+        digest = sha256_file(local)
         if digest != mv.tags.get("sha256"):
             raise CheckpointError(f"model {name} version {mv.version}: the artifact's SHA-256 {digest[:12]}... "
                                   f"does not match the registered {str(mv.tags.get('sha256'))[:12]}...; "
@@ -490,5 +490,10 @@ def load_registered_policy(name: str, version: str | int | None = None, alias: s
     return agent
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def sha256_file(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.evaluate.match import _chunk_games, map_tasks, match_tasks, opponent_list
-from climbrl.evaluate.stats import format_interval, mean_summary, wilson_interval
+from climbrl.evaluate.stats import format_interval, mean_difference_test, mean_summary, wilson_interval
 
 ROLES = ("landlord", "peasant")
 
@@ -175,16 +175,12 @@ def by_strength(games: Sequence[dict[str, Any]], edges: Sequence[int] = (4, 7, 9
 def paired(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """ADP of ``a`` minus ``b`` (two :func:`whole_game` results on the same decks and opponent),
     deck by deck: mean, 95% interval and two-sided p-value over the decks."""
-    from scipy import stats
-
     if (a["opponent"], a["rules"], a["decks"], a["seed"]) != (b["opponent"], b["rules"], b["decks"], b["seed"]):
         raise ValueError("a paired comparison needs the same opponent, rules, decks and seed")
     da, db = per_deck(a["games"]), per_deck(b["games"])
-    m = mean_summary([x - y for x, y in zip(da, db, strict=True)])
-    p = (1.0 if m["mean"] == 0 else 2.0 ** (1 - m["n"])) if m["se"] is None else \
-        float(2 * stats.t.sf(abs(m["mean"]) / m["se"], m["df"]))
+    m = mean_difference_test([x - y for x, y in zip(da, db, strict=True)])
     return {"a": a["agent"], "b": b["agent"], "decks": m["n"], "difference": m["mean"], "low": m["low"],
-            "high": m["high"], "p": p}
+            "high": m["high"], "p": m["p"]}
 
 
 def deep_whole_game(agent: str, opponent: str, rules: str = "standard", decks: int = 1000, repeats: int = 20,

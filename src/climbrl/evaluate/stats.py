@@ -199,6 +199,19 @@ def mean_summary(values: Sequence[float], level: float = 0.95) -> dict[str, Any]
     return out
 
 
+def mean_difference_test(differences: Sequence[float], level: float = 0.95) -> dict[str, Any]:
+    """Paired differences (one per deal or deck): :func:`mean_summary` of them plus ``p``, the
+    two-sided Student t p-value of a zero mean over ``n - 1`` degrees of freedom. With no spread
+    (see :func:`mean_summary`) ``p`` is 1 for a zero mean, else ``2 ** (1 - n)`` (the chance that
+    ``n`` sign-symmetric differences all share one sign)."""
+    from scipy import stats
+
+    m = mean_summary(differences, level)
+    p = (1.0 if m["mean"] == 0 else 2.0 ** (1 - m["n"])) if m["se"] is None else \
+        float(2 * stats.t.sf(abs(m["mean"]) / m["se"], m["df"]))
+    return {**m, "p": p}
+
+
 def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float | None, float | None]:
     """(mean, low, high): the mean of ``values`` with its Student t interval (``n - 1`` degrees of
     freedom); low and high are ``None`` when the sample shows no spread (fewer than two values, or
