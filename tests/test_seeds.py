@@ -229,7 +229,7 @@ def test_seed_params_are_checked(tmp_path) -> None:
     study = seeds.load_seed_params()  # the repository's: both games, the study's contenders
     assert study.seeds == (0, 1, 2) and set(study.games) == {"big2", "doudizhu"}
     assert set(study.games["big2"].learners) == set(load_params(REPO / "params.yaml").learners())
-    assert {"ppo", "ppo_roles", "ppo_search", "ppo_mixed", "ppo_pool"} <= set(study.games["doudizhu"].learners)
+    assert {"ppo", "ppo_roles", "ppo_handsplit", "ppo_mixed", "ppo_pool"} <= set(study.games["doudizhu"].learners)
     path = tmp_path / "s.yaml"
     for change, message in [({"seeds": [0]}, "at least two distinct"), ({"seeds": [1, 2]}, "must be one seed among"),
                             ({"games": {"big2": {"study": f"{REPO}/params.yaml#doudizhu", "learners": ["ppo", "mcq"]}}},
