@@ -46,7 +46,7 @@ serve: venv
 
 # the study's rankings over training seeds (issue 32; seeds/params.yaml; not part of `run`): every contender
 # of both games trained for seeds 0, 1, 2 with the study's config, resumed when killed, and the rankings
-# as paired contrasts over seeds and deals: reports/seeds/report.md
+# as paired contrasts over seeds and deals: reports/seeds/GAME/report.md
 seeds: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro seeds/dvc.yaml
 

@@ -17,7 +17,8 @@ seeds and games) on both of the study's versioned deal sets, deal by deal.
   ``evaluation.json`` matches its config, policy and deals is done and skipped, so the command
   continues where it stopped. Then each game's records go to ``reports/seeds/GAME.json``.
   A run is kept while its config matches: after a code change that moves the numbers (not the
-  config), delete ``runs/seeds`` to retrain.
+  config), delete ``runs/seeds`` to retrain. ``--game GAME`` runs one game (the DVC stages
+  ``run@GAME``, so that one game's seeds can be run and committed without the other's).
 - The report (``python -m pipeline.seeds_report``, :mod:`pipeline.seeds_report`):
   ``reports/seeds/report.md`` and ``report.json`` from those records.
 
@@ -143,6 +144,13 @@ def deal_sets(params: Params) -> tuple[DealSet, DealSet]:
             DealSet("validation", str(paths.valid_seeds), tuple(validation), params.seeds.validation_seed))
 
 
+def only_game(study: SeedStudy, game: str) -> SeedStudy:
+    """``study`` with ``game`` alone (``ValueError`` for a game it does not hold)."""
+    if game not in study.games:
+        raise ValueError(f"--game: {game!r} is not among the seed study's games ({', '.join(study.games)})")
+    return dataclasses.replace(study, games={game: study.games[game]})
+
+
 def run_config(params: Params, learner: str, seed: int) -> TrainConfig:
     """The study's config of ``learner`` with the training seed replaced, nothing else."""
     return dataclasses.replace(params.train[learner], seed=seed)
@@ -265,9 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, help="runs at a time (default: the params' workers)")
     p.add_argument("--runs", default=str(RUNS))
     p.add_argument("--reports", default=str(REPORTS))
+    p.add_argument("--game", help="only this game of the params (its DVC stage: run@GAME)")
     args = p.parse_args(argv)
     try:
         study = load_seed_params(args.params)
+        if args.game:
+            study = only_game(study, args.game)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

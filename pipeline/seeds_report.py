@@ -2,7 +2,8 @@
 :mod:`pipeline.seeds`): from each game's records (``reports/seeds/GAME.json``), every learner per
 seed and over seeds, the study's rankings as paired contrasts over seeds and deals with Holm's
 correction (a contrast that does not survive it is a tie), and whether the study's best learner
-is robust to the seed. ``reports/seeds/report.md`` and ``report.json``.
+is robust to the seed. ``reports/seeds/report.md`` and ``report.json`` (both games), or with
+``--game GAME`` ``reports/seeds/GAME/report.md`` and ``report.json`` (the DVC stages ``report@GAME``).
 
 Choosing and reporting stay apart: every winner is chosen on the validation deals by the study's
 rule (:func:`climbrl.report.choose_best`); every number that ranks is read on the evaluation deals.
@@ -222,10 +223,11 @@ def game_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def report(games: Sequence[str], seeds: Sequence[int], reports: str | Path) -> Path:
-    """``report.md`` and ``report.json`` in ``reports`` from each game's records there
-    (``GAME.json``); a game without records is named as not run yet."""
+def report(games: Sequence[str], seeds: Sequence[int], reports: str | Path, out_dir: str | Path | None = None) -> Path:
+    """``report.md`` and ``report.json`` in ``out_dir`` (default ``reports``) from each game's
+    records in ``reports`` (``GAME.json``); a game without records is named as not run yet."""
     reports = Path(reports)
+    out_dir = Path(out_dir) if out_dir is not None else reports
     stats: dict[str, Any] = {}
     lines = ["# The rankings over training seeds (issue 32, part 2)", "",
              "The study trains each learner once. Here each game's contenders are trained with the study's exact "
@@ -239,10 +241,10 @@ def report(games: Sequence[str], seeds: Sequence[int], reports: str | Path) -> P
             continue
         stats[game] = game_statistics(json.loads(path.read_text()))
         lines += game_lines(stats[game])
-    reports.mkdir(parents=True, exist_ok=True)
-    (reports / "report.json").write_text(json.dumps({"method": METHOD, "alpha": ALPHA, "games": stats}, indent=1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "report.json").write_text(json.dumps({"method": METHOD, "alpha": ALPHA, "games": stats}, indent=1)
                                          + "\n")
-    out = reports / "report.md"
+    out = out_dir / "report.md"
     out.write_text("\n".join(lines))
     return out
 
@@ -251,9 +253,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline.seeds_report", description=__doc__.split("\n\n")[0])
     p.add_argument("--params", default=str(PARAMS), help="the seed study's params (its games and seeds)")
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
+    p.add_argument("--game", help="this game alone, into REPORTS/GAME/ (its DVC stage: report@GAME)")
     args = p.parse_args(argv)
     raw = yaml.safe_load(Path(args.params).read_text())  # checked by the run (pipeline.seeds.load_seed_params)
-    print(report(list(raw["games"]), raw["seeds"], args.reports))
+    games = list(raw["games"])
+    if args.game and args.game not in games:
+        print(f"error: --game: {args.game!r} is not among the seed study's games ({', '.join(games)})", file=sys.stderr)
+        return 2
+    if args.game:
+        print(report([args.game], raw["seeds"], args.reports, Path(args.reports) / args.game))
+    else:
+        print(report(games, raw["seeds"], args.reports))
     return 0
 
 

@@ -64,7 +64,7 @@ def stage_key(params: Params, algo: str) -> str:
 
 
 def algorithm(params: Params, learner: str) -> str:
-    """The learning algorithm of a study's learner (``ppo_search`` -> ``ppo``): its runs' ``algo``
+    """The learning algorithm of a study's learner (``ppo_handsplit`` -> ``ppo``): its runs' ``algo``
     tag, beside the learner's id (``variant``) and the game (:func:`climbrl.track.learner_tags`)."""
     cfg = params.train.get(learner)
     return cfg.algo if cfg else learner

@@ -165,9 +165,9 @@ def test_default_bidding_policy_files_stay_policy_agents(tmp_path) -> None:
 
 
 def test_search_encoder_trains_and_is_recorded(tmp_path) -> None:
-    train(small(epochs=1, rules="rlcard", encoder="doudizhu+search"), tmp_path, progress=False)
+    train(small(epochs=1, rules="rlcard", encoder="doudizhu+handsplit"), tmp_path, progress=False)
     agent = make_agent(f"checkpoint:{tmp_path / 'policy.pt'}", "doudizhu")
-    assert agent.encoder.name == "doudizhu+search" and agent.net.config()["move_dim"] == 88
+    assert agent.encoder.name == "doudizhu+handsplit" and agent.net.config()["move_dim"] == 88
 
 
 def test_bad_values_name_the_field() -> None:
@@ -180,7 +180,7 @@ def test_bad_values_name_the_field() -> None:
     with pytest.raises(ConfigError, match=r"train\.encoder: unknown doudizhu encoder 'search'"):
         small(encoder="search")
     with pytest.raises(ConfigError, match=r"train\.encoder: unknown big2 encoder"):
-        train_config("ppo", encoder="doudizhu+search")
+        train_config("ppo", encoder="doudizhu+handsplit")
     with pytest.raises(ConfigError, match=r"train\.bid_epsilon"):
         small(bidding="learned", bid_epsilon=1.5)
     with pytest.raises(ConfigError, match=r"train\.bid_lr"):

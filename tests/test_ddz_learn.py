@@ -195,8 +195,11 @@ def test_each_terminal_term_on_a_finished_game() -> None:
     assert _final(s, RewardTerms()) == base
     assert _final(s, RewardTerms(cards_left=2.0)) == pytest.approx([base[0], base[1] - 2 * 17 / 20,
                                                                     base[2] - 2 * 16 / 20])
-    assert _final(s, RewardTerms(bombs_kept=0.25)) == pytest.approx([base[0] + 0.25, base[1] + 0.5,
-                                                                     base[2] + 0.25])
+    # bombs_kept: the end takes the potential back (the kept bombs, x gamma; step_reward gave the rest)
+    assert _final(s, RewardTerms(bombs_kept=0.25)) == pytest.approx([base[0] - 0.25, base[1] - 0.5,
+                                                                     base[2] - 0.25])
+    assert _final(s, RewardTerms(bombs_kept=0.25, gamma=0.5)) == pytest.approx([base[0] - 0.125, base[1] - 0.25,
+                                                                                base[2] - 0.125])
     assert _final(s, RewardTerms(partner_win=False)) == base  # the peasants lost: nothing changes
 
     s = _finished(PEASANTS_WIN)
@@ -205,7 +208,7 @@ def test_each_terminal_term_on_a_finished_game() -> None:
     # seat 2 went out; its partner (seat 1) loses the team's win; the landlord keeps its loss
     assert _final(s, RewardTerms(partner_win=False)) == [base[0], 0.0, base[2]]
     assert _final(s, RewardTerms(cards_left=1.0, bombs_kept=0.1, partner_win=False)) == pytest.approx(
-        [base[0] - 6 / 20 + 0.1, 0.0 - 17 / 20 + 0.2, base[2] + 0.2])
+        [base[0] - 6 / 20 - 0.1, 0.0 - 17 / 20 - 0.2, base[2] - 0.2])
     # the card-count base takes the terms too
     cs = [ENC.card_score(s, seat) for seat in range(3)]
     assert [ENC.final_reward(s, seat, cs[seat], RewardTerms(partner_win=False)) for seat in range(3)] == [
@@ -238,14 +241,39 @@ def test_default_terms_give_exactly_the_old_rewards() -> None:
     old = collector.build(states)
     new = collector.build(states, terms=reward_terms(cfg))
     assert np.array_equal(old.rewards, new.rewards) and old.rewards[old.dones].any()
-    on = collector.build(states, terms=RewardTerms(cards_left=1.0, bombs_kept=0.5, partner_win=False))
+    on = collector.build(states, terms=RewardTerms(cards_left=1.0, partner_win=False))
     assert np.array_equal(on.rewards[~on.dones], old.rewards[~old.dones])  # terminal terms only
     assert not np.array_equal(on.rewards, old.rewards)
 
 
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+def test_bombs_kept_is_potential_based_shaping(gamma: float) -> None:
+    """The bombs term telescopes (Ng et al.): over each seat's decisions, the discounted sum of
+    its step terms and its end term is minus the weight x the bombs it was dealt, whatever it
+    played; a move that breaks a bomb gets the weight's penalty at once (issue 26)."""
+    cfg = train_config("ppo", game="doudizhu", rules="douzero", hidden=8)
+    terms = RewardTerms(bombs_kept=0.5, gamma=gamma)
+    game = make_game(cfg.game_name)
+    behaviour = make_learner(cfg).behaviour()
+    collector = Collector(behaviour, terms=terms)
+    n = 40
+    states = play_games(game, [[behaviour] * 3 for _ in range(n)], deal_seeds(11, n),
+                        [[seat_seed(11, g, 0, s) for s in range(3)] for g in range(n)], on_step=collector)
+    dealt_any = broke_any = False
+    for (g, seat), steps in collector.index.items():
+        bonus = [b for _, _, b in steps]
+        end = collector.final_reward(states[g], seat, terms=terms) - collector.final_reward(states[g], seat)
+        shaped = sum(b * gamma ** t for t, b in enumerate(bonus)) + gamma ** (len(bonus) - 1) * end
+        dealt, kept = bombs_dealt_and_kept(states[g], seat)
+        assert shaped == pytest.approx(-0.5 * dealt, abs=1e-9)
+        dealt_any |= dealt > 0
+        broke_any |= kept < dealt and min(bonus) <= -0.5 * (1 - gamma) - 0.5 * gamma + 1e-12
+    assert dealt_any and broke_any  # the games exercised both
+
+
 def test_reward_switches_are_validated_and_dou_dizhu_only() -> None:
     cfg = train_config("ppo", game="doudizhu", reward_cards_left=1, reward_bombs_kept=0.2, reward_partner_win=False)
-    assert reward_terms(cfg) == RewardTerms(1, 0.2, False)
+    assert reward_terms(cfg) == RewardTerms(1, 0.2, False, gamma=cfg.gamma)
     for field, value in (("reward_cards_left", "x"), ("reward_bombs_kept", float("inf")),
                          ("reward_partner_win", 1), ("role_networks", "yes")):
         with pytest.raises(ConfigError, match=f"train.{field}"):

@@ -15,7 +15,7 @@ from climbrl.cli import main
 from climbrl.evaluate import duel as duel_mod
 from climbrl.evaluate.deep import deep_duel
 from climbrl.evaluate.duel import DuelGame, duel_tasks, game_record, play_duel_chunk, summarize_duel, team_match
-from climbrl.evaluate.roundrobin import round_robin, summarize_round_robin
+from climbrl.evaluate.roundrobin import format_round_robin, round_robin, summarize_round_robin
 from climbrl.games.doudizhu.moves import allowed_mask
 from climbrl.games.doudizhu.rules import get_rules
 from climbrl.games.doudizhu.state import DdzGame
@@ -194,6 +194,43 @@ def test_round_robin_rating_ignores_the_order_of_the_games() -> None:
     a = summarize_round_robin(list(PARTS), records, resamples=30)
     b = summarize_round_robin(list(PARTS), shuffled, resamples=30)
     assert a == b
+
+
+def _sweep(a: int, b: int, deals: int, pay: int = 1) -> list[tuple]:
+    """Records of a pair where ``a`` wins both its games (as landlord and as the peasants) of every deal."""
+    return [(a, b, *g) if a < b else (b, a, *g) for d in range(deals)
+            for g in ((DuelGame(d, 0 if a < b else 1, True, pay, 0, False, 10)),
+                      DuelGame(d, 1 if a < b else 0, False, pay, 0, False, 10))]
+
+
+def test_round_robin_finds_a_counter_chain_and_tests_it_with_holm() -> None:
+    # A beats B, B beats C and C beats A on every deal: a cycle, significant after Holm with 12 deals
+    res = summarize_round_robin(["A", "B", "C"], _sweep(0, 1, 12) + _sweep(1, 2, 12) + _sweep(2, 0, 12), resamples=10)
+    assert [c["cycle"] for c in res["counter_chains"]] == [["A", "B", "C"]]
+    assert res["counter_chains"][0]["significant"]
+    assert res["pairwise"]["A>B"]["rate"] == 1.0 and res["pairwise"]["B>A"]["rate"] == 0.0
+    assert res["pairwise"]["A>B"]["significant"] and not res["pairwise"]["B>A"]["significant"]
+    assert "counter-chain: A > B > C > A" in format_round_robin(res)
+    # on 2 deals no pair survives: the chain is there, not significant
+    small = summarize_round_robin(["A", "B", "C"], _sweep(0, 1, 2) + _sweep(1, 2, 2) + _sweep(2, 0, 2), resamples=10)
+    assert small["counter_chains"] and not small["counter_chains"][0]["significant"]
+    # a transitive order has no chain
+    order = summarize_round_robin(["A", "B", "C"], _sweep(0, 1, 12) + _sweep(1, 2, 12) + _sweep(0, 2, 12), resamples=10)
+    assert order["counter_chains"] == [] and "no counter-chains" in format_round_robin(order)
+
+
+def test_round_robin_ranks_by_total_score_with_an_interval_over_the_deals() -> None:
+    # A sweeps B for 3 points a game (a bomb), B sweeps C for 1: totals follow the points, not the wins
+    records = _sweep(0, 1, 6, pay=3) + _sweep(1, 2, 6) + _sweep(2, 0, 6)
+    res = summarize_round_robin(["A", "B", "C"], records, resamples=10)
+    rank = res["score_ranking"]
+    total = {r["participant"]: r["total_points"] for r in rank}
+    assert total == {"A": 12 * 6 - 4 * 6, "B": -12 * 6 + 4 * 6, "C": 4 * 6 - 4 * 6}
+    assert [r["participant"] for r in rank] == ["A", "C", "B"]
+    assert sum(total.values()) == 0
+    for r in rank:
+        assert r["adp"] == pytest.approx(r["total_points"] / r["games"])
+        assert r["adp_low"] <= r["adp"] <= r["adp_high"]   # every deal alike: a zero-width interval
 
 
 def test_round_robin_refuses_bad_input() -> None:

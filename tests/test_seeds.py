@@ -124,6 +124,14 @@ def test_the_seed_study_runs_resumes_and_reports_both_games(seed_dir, monkeypatc
     other = dataclasses.replace(cont.sets[0], deals=cont.sets[0].deals[:5])
     assert seeds.done(dataclasses.replace(cont, sets=(other, cont.sets[1]))) is None
 
+    # one game alone, as its DVC stages report@GAME run it; an unknown game is refused by name
+    assert seeds_report.main(["--params", "seeds.yaml", "--game", "doudizhu"]) == 0
+    alone = json.loads(Path("reports/seeds/doudizhu/report.json").read_text())
+    assert list(alone["games"]) == ["doudizhu"] and "## big2" not in Path("reports/seeds/doudizhu/report.md").read_text()
+    assert seeds_report.main(["--params", "seeds.yaml", "--game", "chess"]) == 2
+    assert seeds.main(["run", "--params", "seeds.yaml", "--game", "chess"]) == 2
+    assert seeds.only_game(study, "big2").games == {"big2": study.games["big2"]}
+
     assert seeds_report.main(["--params", "seeds.yaml"]) == 0
     md = Path("reports/seeds/report.md").read_text()
     out = json.loads(Path("reports/seeds/report.json").read_text())
@@ -229,7 +237,7 @@ def test_seed_params_are_checked(tmp_path) -> None:
     study = seeds.load_seed_params()  # the repository's: both games, the study's contenders
     assert study.seeds == (0, 1, 2) and set(study.games) == {"big2", "doudizhu"}
     assert set(study.games["big2"].learners) == set(load_params(REPO / "params.yaml").learners())
-    assert {"ppo", "ppo_roles", "ppo_search", "ppo_mixed", "ppo_pool"} <= set(study.games["doudizhu"].learners)
+    assert {"ppo", "ppo_roles", "ppo_handsplit", "ppo_mixed", "ppo_pool"} <= set(study.games["doudizhu"].learners)
     path = tmp_path / "s.yaml"
     for change, message in [({"seeds": [0]}, "at least two distinct"), ({"seeds": [1, 2]}, "must be one seed among"),
                             ({"games": {"big2": {"study": f"{REPO}/params.yaml#doudizhu", "learners": ["ppo", "mcq"]}}},

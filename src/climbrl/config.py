@@ -149,8 +149,12 @@ class TrainConfig:
     reward_cards_left: float = 0.0
     """Terminal term: minus this x own cards left at the end / 20 (0: off)."""
     reward_bombs_kept: float = 0.0
-    """Terminal term: plus this per bomb or rocket the seat held when play began and kept whole
-    (played as a bomb or still whole in hand; not split into other plays) (0: off)."""
+    """Potential-based shaping on the bombs and rocket the seat keeps whole (0: off): minus
+    this at the decision that breaks one (splits it into other plays or a four with two), and
+    the potential left taken back at the end, so that the shaped return is the game's return
+    minus this x the bombs dealt: it speeds learning and moves no optimal policy (Ng et al.,
+    1999). Until issue 26 it paid this per bomb kept, win or lose, at the end: not
+    potential-based, it paid for sitting on bombs."""
     reward_guide: bool = False
     """The practice guide's reward as written (its section 2.4, :class:`climbrl.encoders.doudizhu.DdzEncoder`):
     0.1 x the score at the end, plus its per-decision terms by role (taking the lead, losing it), scaled
@@ -164,8 +168,8 @@ class TrainConfig:
     went out gets no terminal reward (the one that went out and the losers keep theirs)."""
     # Dou Dizhu learner additions (defaults: off, the behaviour from before they existed)
     encoder: str = ""
-    """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+search``, its move
-    vectors plus search features, :mod:`climbrl.encoders.doudizhu_search`)."""
+    """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+handsplit``, its move
+    vectors plus hand-split features, :mod:`climbrl.encoders.doudizhu_handsplit`)."""
     bidding: str = "policy"
     """Who makes the auction decisions of the learner's seats (rules with an auction only):
     ``policy`` (the play network), ``rule`` (the heuristic's hand-strength bid) or ``learned``

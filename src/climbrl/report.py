@@ -271,8 +271,12 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
                f"peasants against the other ({t['games']} games). Rating: a Bradley-Terry (two-place "
                "Plackett-Luce) maximum-likelihood fit on all games at once (independent of their order), "
                "Elo-like scale, 95% bootstrap intervals over deals and games; WP as landlord, as peasants and "
-               "overall, ADP over both roles; sorted by the rating. The heatmap shows the pairwise WP and ADP "
-               "matrices.", "", "```", format_round_robin(t), "```", "",
+               "overall, ADP over both roles; sorted by the rating. Below it, as the guide ranks: the total "
+               "score (points over all games, with the ADP's 95% interval over the deals), how many pairs a "
+               "clustered t test on the deals separates after Holm's correction over every pair, and the "
+               "counter-chains (X beats Y beats Z beats X), significant only when all three of their pairs "
+               "are. The heatmap shows the pairwise WP and ADP matrices.", "", "```", format_round_robin(t), "```",
+               "",
                "![tournament_pairwise](tournament_pairwise.png)", ""]
         metrics["tournament"] = {r["participant"]: r["rating"] for r in t["leaderboard"]}
     elif tour.exists():

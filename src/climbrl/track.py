@@ -7,7 +7,7 @@ Telemetry off is an environment default that a program sets where it starts
 variables), never as a side effect of importing this module.
 Open the UI: ``mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000``.
 
-Every run is named by its stage and learner (:func:`run_name`: ``train@doudizhu-ppo_search``,
+Every run is named by its stage and learner (:func:`run_name`: ``train@doudizhu-ppo_handsplit``,
 ``evaluate@big2-dqn``, ``tournament@big2``) and tagged with the game, the algorithm and the
 variant (:func:`learner_tags`); :func:`runs_page` is the UI's address of an experiment's runs.
 
@@ -47,7 +47,7 @@ STEP_METRIC = "games"               # a metric every epoch's row has: the epochs
 
 def run_name(stage: str, game: str | None, learner: str | None = None) -> str:
     """A run's name: its stage, then the game and the learner's id in the study (its key in
-    params.yaml's ``train``): ``train@doudizhu-ppo_search``, ``evaluate@big2-dqn``,
+    params.yaml's ``train``): ``train@doudizhu-ppo_handsplit``, ``evaluate@big2-dqn``,
     ``tournament@big2``. The learner's id, not its algorithm: five Dou Dizhu learners are PPO,
     and runs named by the algorithm alone (``train-ppo``) could not be told apart in the UI."""
     who = "-".join(x for x in (game, learner) if x)
@@ -56,7 +56,7 @@ def run_name(stage: str, game: str | None, learner: str | None = None) -> str:
 
 def learner_tags(game: str | None, algo: str, variant: str | None = None) -> dict[str, str]:
     """The tags of a learner's run: the game, the algorithm (``ppo``) and the variant, the
-    learner's id in the study (``ppo_search``; the algorithm's name where the study has one
+    learner's id in the study (``ppo_handsplit``; the algorithm's name where the study has one
     learner per algorithm). A run whose game is not known has no game tag."""
     return {**({"game": game} if game else {}), "algo": algo, "variant": variant or algo}
 

@@ -34,7 +34,8 @@ class RewardTerms:
     cards_left: float = 0.0
     """Times the seat's own cards left at the end / the game's hand scale, subtracted."""
     bombs_kept: float = 0.0
-    """Times the number of the seat's bombs kept whole, added."""
+    """The weight of Dou Dizhu's potential-based shaping on the bombs kept whole (per decision
+    and at the end, :class:`climbrl.encoders.doudizhu.DdzEncoder`): it moves no optimal policy."""
     partner_win: bool = True
     """False: a seat whose teammate went out gets no terminal reward for the team's win."""
     guide: bool = False
@@ -44,6 +45,9 @@ class RewardTerms:
     pass_penalty: float = 0.0
     """Subtracted at a decision where the seat passed although it could beat the table (the
     guide's pitfall 5.1: 0.1)."""
+    gamma: float = 1.0
+    """The learner's discount: a potential-based term is ``gamma x potential after - potential
+    before`` (not a term itself: it switches nothing on)."""
 
     def active(self) -> list[str]:
         """The names of the terms that differ from their defaults (off)."""
@@ -52,7 +56,7 @@ class RewardTerms:
 
     def steps_active(self) -> bool:
         """Whether a term rewards decisions (not only the end)."""
-        return self.guide or bool(self.pass_penalty)
+        return self.guide or bool(self.pass_penalty) or bool(self.bombs_kept)
 
 
 TERMS = ("cards_left", "bombs_kept", "partner_win", "guide", "pass_penalty")
@@ -144,13 +148,17 @@ class RecordedEncoder:
 
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:
     """Raise :class:`EncoderError` when a checkpoint's recorded encoder is not ``enc``."""
-    rec = recorded or LEGACY
+    rec = dict(recorded or LEGACY)
+    rec["name"] = RENAMED.get(rec.get("name"), rec.get("name"))
     mine = describe(enc)
     diff = [f"{k} {rec.get(k)!r} there, {mine[k]!r} here" for k in ("game", "name", "version", "state_dim", "move_dim")
             if rec.get(k) != mine[k]]
     if diff:
         raise EncoderError(f"{where} was trained for another game or encoder: " + "; ".join(diff))
 
+
+RENAMED = {"doudizhu+search": "doudizhu+handsplit"}
+"""Old encoder names a checkpoint may record -> today's (the same columns, renamed by issue 26)."""
 
 LEGACY = {"game": "big2", "name": "big2", "version": 1, "state_dim": 558, "move_dim": 72}
 """What a checkpoint written before encoders were recorded was trained with (Big 2's only one)."""

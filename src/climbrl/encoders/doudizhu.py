@@ -305,14 +305,19 @@ def bombs_dealt_and_kept(state: Any, seat: int) -> tuple[int, int]:
     a play, other than a bomb or the rocket, with a card of it: a four with two, or the rank's
     cards split into smaller combinations (the encoder's "breaks a bomb", move column 80).
     Played as a bomb or still whole in hand at the end both count as kept."""
-    obs = state.observation(seat)
+    return bombs_kept_of(state.observation(seat), state.game.table)
+
+
+def bombs_kept_of(obs: Any, table: Any, move: int = 0) -> tuple[int, int]:
+    """:func:`bombs_dealt_and_kept` read from the seat's own observation (its hand, its plays),
+    after it also plays ``move`` (0: none)."""
+    seat = obs.seat
     start = np.asarray(obs.hand, dtype=np.int16) + np.asarray(obs.played[seat], dtype=np.int16)
     bomb = start[:13] == 4  # ranks held four times
     rocket = bool(start[13] and start[14])
-    table = state.game.table
     broken = np.zeros(NUM_RANKS, dtype=bool)
-    for s, m in obs.history:
-        if s == seat and m and table.type[m] < TYPE_BOMB:  # a play (not a pass), neither bomb nor rocket
+    for m in [m for s, m in obs.history if s == seat] + [move]:
+        if m and table.type[m] < TYPE_BOMB:  # a play (not a pass), neither bomb nor rocket
             broken |= np.asarray(table.counts[m]) > 0
     dealt = int(bomb.sum()) + rocket
     kept = int((bomb & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
@@ -342,10 +347,17 @@ class DdzEncoder(RecordedEncoder):
         in a lost game. Only the seat's own hand counts (a peasant whose partner went out is
         charged for its own cards).
     ``bombs_kept``
-        plus ``bombs_kept`` x the bombs and rockets the seat held when play began and kept whole
-        (played as a bomb, or still whole in hand at the end; see :func:`bombs_dealt_and_kept`),
-        win or lose. It discourages wasting a bomb by breaking it into small plays (or a four
-        with two); whether to play it is left to the score, which a bomb doubles.
+        potential-based shaping (Ng, Harada and Russell, 1999) with the potential ``bombs_kept``
+        x the bombs and rocket the seat still keeps whole (held since play began and not broken
+        into small plays or a four with two; played as a bomb counts as kept: see
+        :func:`bombs_dealt_and_kept`). Each play-phase decision gets ``gamma x potential after
+        the move - potential before`` (:meth:`step_reward`: minus the weight for a move that
+        breaks a bomb, scaled by ``gamma`` otherwise), and the end takes the potential back
+        (``- gamma x potential at the end``, the potential of the terminal state being 0), so
+        the shaped return of a deal is its return minus ``bombs_kept`` x the bombs dealt, a
+        constant of the cards: no optimal policy moves, while the signal comes at the move that
+        wastes a bomb. Before issue 26 this term paid ``bombs_kept`` per bomb kept, win or lose,
+        at the end: not potential-based, it paid for sitting on bombs.
     ``guide``
         the practice guide's reward (section 2.4): the terminal reward becomes 0.1 x the score
         (:meth:`guide_final`), and each play-phase decision gets its role's terms
@@ -380,8 +392,8 @@ class DdzEncoder(RecordedEncoder):
             r = 0.0
         if terms.cards_left:
             r -= terms.cards_left * state.cards_left()[seat] / MAX_CARDS
-        if terms.bombs_kept:
-            r += terms.bombs_kept * bombs_dealt_and_kept(state, seat)[1]
+        if terms.bombs_kept:  # the potential at the end taken back (step_reward gave the rest)
+            r -= terms.gamma * terms.bombs_kept * bombs_dealt_and_kept(state, seat)[1]
         return float(r)
 
     @staticmethod
@@ -402,6 +414,8 @@ class DdzEncoder(RecordedEncoder):
         - Peasant: + lead when it leads after winning a trick; - give only when its last play was
           beaten by the landlord (its partner covering it keeps the lead on their side).
         - ``pass_penalty``: subtracted when the seat passed although a play could beat the table.
+        - ``bombs_kept``: ``gamma x potential after the move - potential before`` (the class
+          docstring; the end takes the potential back in :meth:`final_reward`).
 
         ``lead`` and ``give``: :func:`guide_step_weights` of the rules."""
         self.check_terms(terms)
@@ -422,6 +436,11 @@ class DdzEncoder(RecordedEncoder):
                     r -= give
         if terms.pass_penalty and decision.moves[pick] == 0 and len(decision.moves) > 1:
             r -= terms.pass_penalty
+        if terms.bombs_kept:
+            table = decision.game.table
+            before = bombs_kept_of(obs, table)[1]
+            after = bombs_kept_of(obs, table, int(decision.moves[pick]))[1]
+            r += terms.bombs_kept * (terms.gamma * after - before)
         return r
 
     def shaping(self, decision: Decision) -> float:

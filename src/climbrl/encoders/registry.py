@@ -1,13 +1,13 @@
 """Encoders by game: ``make_encoder("big2")``, ``make_encoder("doudizhu:rlcard")``, and by name
-among a game's encoders: ``make_encoder("doudizhu", "doudizhu+search")``."""
+among a game's encoders: ``make_encoder("doudizhu", "doudizhu+handsplit")``."""
 
 from __future__ import annotations
 
-from climbrl.encoders.base import Encoder, EncoderError
+from climbrl.encoders.base import RENAMED, Encoder, EncoderError
 
 ENCODERS = ("big2", "doudizhu")
 """The games with an encoder (each game's default encoder has the game's name)."""
-GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"), "doudizhu": ("doudizhu", "doudizhu+search")}
+GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"), "doudizhu": ("doudizhu", "doudizhu+handsplit")}
 """Every encoder of each game, its default first."""
 
 
@@ -22,7 +22,7 @@ def make_encoder(game: str, name: str = "") -> Encoder:
     g = game.partition(":")[0]
     if g not in GAME_ENCODERS:
         raise EncoderError(f"no encoder for game {game!r} (games: {', '.join(ENCODERS)})")
-    name = name or g
+    name = RENAMED.get(name, name) or g
     if name not in GAME_ENCODERS[g]:
         raise EncoderError(f"no encoder {name!r} for {g} (encoders: {', '.join(GAME_ENCODERS[g])})")
     if name == "big2":
@@ -33,10 +33,10 @@ def make_encoder(game: str, name: str = "") -> Encoder:
         from climbrl.encoders.big2_public import Big2PublicEncoder
 
         return Big2PublicEncoder()
-    if name == "doudizhu+search":
-        from climbrl.encoders.doudizhu_search import DdzSearchEncoder
+    if name == "doudizhu+handsplit":
+        from climbrl.encoders.doudizhu_handsplit import DdzHandSplitEncoder
 
-        return DdzSearchEncoder()
+        return DdzHandSplitEncoder()
     from climbrl.encoders.doudizhu import DdzEncoder
 
     return DdzEncoder()

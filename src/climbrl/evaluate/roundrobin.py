@@ -20,6 +20,16 @@ at a cost independent of their number) on all games at once, so their order does
 every pair plays both roles equally, so the landlord's advantage or handicap cancels. 95%
 intervals: the deals, then the games within each deal, resampled (a deal is the same cards for
 every pair: the unit of card luck).
+
+Beside the rating, as the practice guide ranks its round robin:
+
+* the total score (``score_ranking``): each participant's points summed over all its games (every
+  participant plays the same games, so it ranks as the ADP does), with a 95% t interval of the ADP
+  over the deals (each deal's mean points, every participant playing every deal equally often);
+* the pairwise verdicts (``pairwise``, ``"X>Y"``: how often X won its games against Y, both roles,
+  clustered on the deals) with a clustered t test per pair, Holm-adjusted over every pair, and the
+  counter-chains (X beats Y beats Z beats X), as Big 2's tournament tests them
+  (:func:`climbrl.evaluate.tournament.counter_chains`).
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ from climbrl.evaluate.duel import (
     side_summary,
 )
 from climbrl.evaluate.match import map_tasks
+from climbrl.evaluate.stats import clustered_rate_interval, clustered_rate_p_value, holm
+from climbrl.evaluate.tournament import chain_lines, counter_chains
 
 ROLE_KEYS = ("landlord", "peasants", "both")
 
@@ -86,6 +98,12 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
     adp = {k: np.full((n, n), np.nan) for k in ROLE_KEYS}
     wins, played, points = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
     rankings, deal_of = [], []
+    deals = sorted({int(r[2]) for r in rows})
+    at = {d: k for k, d in enumerate(deals)}
+    pair_wins = np.zeros((n, n, len(deals)), dtype=np.int64)   # [x, y, deal]: x's wins against y
+    pair_games = np.zeros((n, n, len(deals)), dtype=np.int64)
+    deal_points = np.zeros((n, len(deals)))
+    deal_games = np.zeros((n, len(deals)), dtype=np.int64)
     for (i, j), games in sorted(by_pair.items()):
         pairs = deal_pairs(games)
         for side, (x, y) in enumerate(((i, j), (j, i))):
@@ -101,6 +119,12 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
             played[[i, j]] += 1
             points[i] += gm.points(0)
             points[j] += gm.points(1)
+            d = at[gm.deal]
+            pair_wins[w, lose, d] += 1
+            pair_games[[i, j], [j, i], d] += 1
+            deal_points[i, d] += gm.points(0)
+            deal_points[j, d] += gm.points(1)
+            deal_games[[i, j], d] += 1
     counts = np.zeros((n, n))
     for w, lose in rankings:
         counts[w, lose] += 1
@@ -115,6 +139,7 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
               "win_rate_landlord": float(np.nanmean(wp["landlord"][p])),
               "win_rate_peasants": float(np.nanmean(wp["peasants"][p]))} for p in range(n)]
     board.sort(key=lambda r: (-r["rating"], r["participant"]))
+    pairwise = _pairwise(names, pair_wins, pair_games)
 
     def table(m: np.ndarray) -> list[list[float | None]]:
         return [[None if np.isnan(v) else float(v) for v in row] for row in m]
@@ -125,7 +150,54 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
               "resamples": resamples, "bootstrap_seed": bootstrap_seed}
     return {**meta, "participants": list(names), "games": len(rows), "rating_method": method, "leaderboard": board,
             "matrix_rows": "row = participant, column = opponent, in the order of 'participants'",
-            "win_rate": {k: table(wp[k]) for k in ROLE_KEYS}, "adp": {k: table(adp[k]) for k in ROLE_KEYS}}
+            "win_rate": {k: table(wp[k]) for k in ROLE_KEYS}, "adp": {k: table(adp[k]) for k in ROLE_KEYS},
+            "score_ranking": _score_ranking(names, points, deal_points, deal_games),
+            "pairwise": pairwise, "counter_chains": counter_chains(names, pairwise),
+            "verdicts": "pairwise: clustered t test on the deals per pair, Holm over every pair (family-wise 5%); "
+                        "a counter-chain is significant when its three pairs are"}
+
+
+def _pairwise(names: Sequence[str], wins: np.ndarray, games: np.ndarray) -> dict[str, dict[str, Any]]:
+    """``"X>Y"``: X's win rate in its games against Y (both roles), clustered on the deals, with
+    the p-value of the pair's test (rate 1/2) and its Holm-adjusted verdict (significant for the
+    side that won more)."""
+    n = len(names)
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if games[a, b].any()]
+    p_values = [clustered_rate_p_value(wins[a, b, games[a, b] > 0], games[a, b, games[a, b] > 0]) for a, b in pairs]
+    rejected = dict(zip(pairs, holm(p_values), strict=True))
+    p_of = dict(zip(pairs, p_values, strict=True))
+    out = {}
+    for a in range(n):
+        for b in range(n):
+            pair = (min(a, b), max(a, b))
+            if a == b or pair not in p_of:
+                continue
+            has = games[a, b] > 0
+            rate, lo, hi = clustered_rate_interval(wins[a, b, has], games[a, b, has])
+            out[f"{names[a]}>{names[b]}"] = {
+                "rate": rate, "low": lo, "high": hi, "games": int(games[a, b].sum()), "p_value": p_of[pair],
+                "significant": rejected[pair] and int(wins[a, b].sum()) > int(wins[b, a].sum())}
+    return out
+
+
+def _score_ranking(names: Sequence[str], points: np.ndarray, deal_points: np.ndarray,
+                   deal_games: np.ndarray) -> list[dict[str, Any]]:
+    """The participants by total score (most points first), each with its ADP and a 95% t
+    interval of the ADP over the deals (the deals are the unit of card luck)."""
+    from scipy import stats
+
+    rows = []
+    for p, name in enumerate(names):
+        has = deal_games[p] > 0
+        per_deal = deal_points[p, has] / deal_games[p, has]
+        k = len(per_deal)
+        mean = float(points[p] / deal_games[p].sum())
+        half = float(stats.t.ppf(0.975, k - 1) * per_deal.std(ddof=1) / np.sqrt(k)) if k > 1 else float("nan")
+        rows.append({"participant": name, "total_points": float(points[p]), "games": int(deal_games[p].sum()),
+                     "adp": mean, "adp_low": mean - half if k > 1 else None,
+                     "adp_high": mean + half if k > 1 else None})
+    rows.sort(key=lambda r: (-r["total_points"], r["participant"]))
+    return rows
 
 
 def format_round_robin(res: dict[str, Any]) -> str:
@@ -136,6 +208,17 @@ def format_round_robin(res: dict[str, Any]) -> str:
         rci = f"[{r['rating_low']:.0f}, {r['rating_high']:.0f}]"
         lines.append(f"{r['participant']:<24} {r['rating']:6.0f} {rci:>12} {r['win_rate']:6.3f} "
                      f"{r['win_rate_landlord']:8.3f} {r['win_rate_peasants']:8.3f} {r['adp']:+7.3f}")
+    if "score_ranking" not in res:
+        return "\n".join(lines)
+    lines += ["", "total score (points over all games; ADP with its 95% interval over the deals):",
+              f"{'participant':<24} {'points':>8} {'ADP':>7} {'95% CI':>18}"]
+    for r in res["score_ranking"]:
+        ci = "" if r["adp_low"] is None else f"[{r['adp_low']:+.3f}, {r['adp_high']:+.3f}]"
+        lines.append(f"{r['participant']:<24} {r['total_points']:8.0f} {r['adp']:+7.3f} {ci:>18}")
+    beaten = sum(1 for v in res["pairwise"].values() if v["significant"])
+    lines += ["", f"pairwise: {beaten} of {len(res['pairwise']) // 2} pairs separated (clustered t test on the "
+                  "deals, Holm over every pair)"]
+    lines += chain_lines(res["counter_chains"])
     return "\n".join(lines)
 
 

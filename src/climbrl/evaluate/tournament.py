@@ -227,7 +227,7 @@ def summarize(specs: list[str], records: list[list], resamples: int = 200, boots
     return {"deals": t.played.shape[1], **meta, "participants": specs, "games": len(records),
             "rating_method": method, "leaderboard": board, "pairwise": pairwise,
             "rating_differences": _rating_differences(specs, order, rating, samples),
-            "counter_chains": _chains(specs, pairwise)}
+            "counter_chains": counter_chains(specs, pairwise)}
 
 
 class _Tally:
@@ -285,9 +285,11 @@ def _pairwise(specs: list[str], t: _Tally) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _chains(specs: list[str], pairwise: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cycles A > B > C > A of the pairwise matrix (each edge ahead more often than behind),
-    each once, starting at its first participant; significant when every edge is."""
+def counter_chains(specs: Sequence[str], pairwise: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cycles A > B > C > A of a pairwise matrix (``"A>B"`` -> its ``rate``, ``p_value`` and
+    Holm-adjusted ``significant``; each edge ahead more often than behind), each once, starting at
+    its first participant; significant when every edge is (a chain is wrongly called significant
+    only if one of its edges is, so the chains together stay within the pairs' family-wise level)."""
     chains = []
     for a, b, c in itertools.permutations(range(len(specs)), 3):
         keys = [f"{specs[x]}>{specs[y]}" for x, y in ((a, b), (b, c), (c, a))]
@@ -394,13 +396,19 @@ def format_leaderboard(res: dict[str, Any]) -> str:
     lines.append(f"rating differences (bootstrap paired on the deals; Holm over all {len(res['rating_differences'])} "
                  "pairs):")
     lines += ["  " + line for line in separations(res)]
-    for c in res["counter_chains"]:
+    lines += chain_lines(res["counter_chains"])
+    return "\n".join(lines)
+
+
+def chain_lines(chains: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per counter-chain of :func:`counter_chains` (its edges' rates, p-values and
+    verdict), or the line that says there is none."""
+    lines = []
+    for c in chains:
         mark = "significant" if c["significant"] else "not significant"
         rates, ps = (", ".join(f"{x:{spec}}" for x in c[key]) for key, spec in (("rates", ".2f"), ("p_values", ".2g")))
         lines.append(f"counter-chain: {' > '.join(c['cycle'] + [c['cycle'][0]])} ({rates}; p {ps}; {mark} after Holm)")
-    if not res["counter_chains"]:
-        lines.append("no counter-chains: the pairwise results are transitive")
-    return "\n".join(lines)
+    return lines or ["no counter-chains: the pairwise results are transitive"]
 
 
 def plot_pairwise(res: dict[str, Any], path: str) -> None:
@@ -422,4 +430,4 @@ def plot_pairwise(res: dict[str, Any], path: str) -> None:
 
 
 __all__ = ["run_tournament", "schedule", "summarize", "separations", "group_verdict", "format_leaderboard",
-           "plot_pairwise"]
+           "plot_pairwise", "counter_chains", "chain_lines"]

@@ -63,7 +63,7 @@ def reward_terms(cfg: TrainConfig) -> RewardTerms:
     """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
     return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
                        partner_win=cfg.reward_partner_win, guide=cfg.reward_guide,
-                       pass_penalty=cfg.reward_pass_penalty)
+                       pass_penalty=cfg.reward_pass_penalty, gamma=cfg.gamma)
 
 
 def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,

@@ -1,5 +1,11 @@
-"""``doudizhu+search``: Dou Dizhu's encoder plus search features per legal move (the practice
-guide's search features grafted onto the learner; ``encoder=doudizhu+search`` in the config).
+"""``doudizhu+handsplit``: Dou Dizhu's encoder plus six hand-split features per legal move
+(``encoder=doudizhu+handsplit`` in the config).
+
+Named ``doudizhu+search`` until issue 26, which renamed it for what it is: the guide's "search
+features grafted onto the learner" (its 6.1) are a look-ahead, rule-engine play-outs of the next
+plays, and these columns look at nothing ahead; they read the split of the hand left after each
+move and whether its groups can be beaten. Checkpoints that record the old name still load
+(:data:`climbrl.encoders.base.RENAMED`).
 
 The state vector is :mod:`climbrl.encoders.doudizhu`'s (542). The move vector is its 82 columns
 then six more (``MOVE_DIM`` = 88), read only from the acting seat's observation: its own hand,
@@ -186,11 +192,11 @@ def encode_search(decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray
     return states, moves, offsets
 
 
-class DdzSearchEncoder(DdzEncoder):
-    """``doudizhu+search`` (version 1): :class:`DdzEncoder`'s vectors plus the six search
+class DdzHandSplitEncoder(DdzEncoder):
+    """``doudizhu+handsplit`` (version 1): :class:`DdzEncoder`'s vectors plus the six hand-split
     columns per move; the same rewards."""
 
-    name = "doudizhu+search"
+    name = "doudizhu+handsplit"
     version = 1
     state_dim = STATE_DIM
     move_dim = MOVE_DIM

@@ -1,8 +1,8 @@
 """Encoding speed of Dou Dizhu's encoders with and without the search columns: decisions/s of
-``doudizhu`` and ``doudizhu+search`` on the decisions of heuristic self-play games (auction
+``doudizhu`` and ``doudizhu+handsplit`` on the decisions of heuristic self-play games (auction
 included), batches of 64 as the lockstep runner gives them, best and median of repeats.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/encoder_doudizhu_search.py [--games N] [--repeats K]``.
+Run: ``nice -n 10 .venv/bin/python benchmarks/encoder_doudizhu_handsplit.py [--games N] [--repeats K]``.
 Prints JSON (not written to results/: the machine is shared, numbers are lower bounds).
 """
 
@@ -41,7 +41,7 @@ def main() -> None:
                [[seat_seed(0, g, 0, s) for s in range(3)] for g in range(args.games)], on_step=rec)
     decs = rec.decisions
     out = {"decisions": len(decs), "rules": args.rules}
-    for name in ("doudizhu", "doudizhu+search"):
+    for name in ("doudizhu", "doudizhu+handsplit"):
         enc = make_encoder("doudizhu", name)
         enc.encode(decs[:64])  # compile
         rates = []

@@ -1,4 +1,4 @@
-"""``doudizhu+search``: the six search columns on hand-made positions, against the rule agents'
+"""``doudizhu+handsplit``: the six hand-split columns on hand-made positions, against the rule agents'
 own hand split and beatable rule on random positions, and blind to the hidden cards."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from climbrl.agents.ddz_hand import split_hand
 from climbrl.agents.doudizhu_rules import _View
 from climbrl.encoders import EncoderError, make_encoder
 from climbrl.encoders.doudizhu import DdzEncoder
-from climbrl.encoders.doudizhu_search import MOVE_DIM, DdzSearchEncoder, search_features
+from climbrl.encoders.doudizhu_handsplit import MOVE_DIM, DdzHandSplitEncoder, search_features
 from climbrl.games.doudizhu.moves import FIRST_PLAY
 from tests.random_play import play_prefix
 from tests.test_encoder_doudizhu import GAMES, _bomb_game, _with_opponents_resplit
 
-ENC = DdzSearchEncoder()
+ENC = DdzHandSplitEncoder()
 game_st = st.sampled_from(sorted(GAMES))
 seed_st = st.integers(0, 2**32)
 
@@ -31,12 +31,31 @@ def _rows(d):
 
 
 def test_registry_and_layout() -> None:
-    enc = make_encoder("doudizhu:standard", "doudizhu+search")
-    assert isinstance(enc, DdzSearchEncoder) and (enc.state_dim, enc.move_dim) == (542, MOVE_DIM) == (542, 88)
-    assert enc.describe()["name"] == "doudizhu+search"
+    enc = make_encoder("doudizhu:standard", "doudizhu+handsplit")
+    assert isinstance(enc, DdzHandSplitEncoder) and (enc.state_dim, enc.move_dim) == (542, MOVE_DIM) == (542, 88)
+    assert enc.describe()["name"] == "doudizhu+handsplit"
     assert type(make_encoder("doudizhu", "")) is DdzEncoder
     with pytest.raises(EncoderError, match="encoders: big2"):
-        make_encoder("big2", "doudizhu+search")
+        make_encoder("big2", "doudizhu+handsplit")
+
+
+def test_checkpoints_that_record_the_old_name_still_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Renamed from ``doudizhu+search`` (issue 26): a policy file that records the old name loads
+    with today's encoder, and a checkpoint check against the new one passes."""
+    import torch
+
+    from climbrl.encoders.base import check_fits
+    from climbrl.learn.checkpoint import load_network, network_payload
+    from climbrl.learn.network import make_net
+
+    net = make_net(state_dim=ENC.state_dim, move_dim=ENC.move_dim, hidden=8, generator=torch.Generator())
+    payload = network_payload(net, "ppo", 1, ENC)
+    payload["encoder"]["name"] = "doudizhu+search"
+    torch.save(payload, tmp_path / "old.pt")
+    _, _, enc = load_network(tmp_path / "old.pt", game="doudizhu")
+    assert isinstance(enc, DdzHandSplitEncoder)
+    check_fits(payload["encoder"], ENC, "old.pt")
+    assert isinstance(make_encoder("doudizhu", "doudizhu+search"), DdzHandSplitEncoder)
 
 
 def test_features_on_a_hand_made_position() -> None:
