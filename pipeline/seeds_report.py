@@ -93,7 +93,9 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
         table[a] = {"algo": data["algos"][a],
                     "per_seed": {s: {"mean": float(mean[a][i].mean()),
                                      **{o: float(per_opp[o][a][i].mean()) for o in opps}} for i, s in enumerate(seeds)},
-                    "mean": seeded_rate(mean[a], cell), "vs": {o: seeded_rate(per_opp[o][a], n) for o in opps},
+                    "mean": seeded_rate(mean[a], cell),
+                    "sd_over_seeds": float(np.std(mean[a].mean(axis=1), ddof=1)) if len(seeds) > 1 else None,
+                    "vs": {o: seeded_rate(per_opp[o][a], n) for o in opps},
                     "validation": {s: float(valid_mean[a][i].mean()) for i, s in enumerate(seeds)},
                     "validation_mean": float(valid_mean[a].mean()),
                     "train_minutes": float(np.mean([data["runs"][a][s]["train_seconds"] for s in seeds])) / 60}
@@ -182,14 +184,16 @@ def game_lines(s: dict[str, Any]) -> list[str]:
              f"{s['study_seed']}). Evaluation: {ev['deals']} deals of `{ev['deal_set']}`, {s['games_per_deal']} games "
              f"a deal, against each of {', '.join(opps)}. Win rate: the mean over the baselines (the study's ranking); "
              "per seed, then the mean over seeds [95% interval with the seeds' and the deals' noise].", "",
-             "| learner | " + " | ".join(f"seed {x}" for x in seeds) + " | mean [95%] | "
+             "| learner | " + " | ".join(f"seed {x}" for x in seeds) + " | mean [95%] | sd over seeds | "
              + " | ".join(f"vs {o}" for o in opps) + " | training min/run |",
-             "|---|" + "---|" * (len(seeds) + len(opps) + 2)]
+             "|---|" + "---|" * (len(seeds) + len(opps) + 3)]
     order = sorted(s["learners"], key=lambda a: -s["learners"][a]["mean"]["mean"])
     for a in order:
         x = s["learners"][a]
         lines.append(f"| {a} | " + " | ".join(f"{x['per_seed'][k]['mean']:.3f}" for k in seeds)
-                     + f" | {_ci(x['mean'])} | " + " | ".join(_ci(x["vs"][o]) for o in opps)
+                     + f" | {_ci(x['mean'])} | "
+                     + ("-" if x.get("sd_over_seeds") is None else f"{x['sd_over_seeds']:.3f}") + " | "
+                     + " | ".join(_ci(x["vs"][o]) for o in opps)
                      + f" | {x['train_minutes']:.1f} |")
     lines += ["", f"### Selection on the validation deals ({va['deals']} deals of `{va['deal_set']}`)", "",
               "Mean win rate over the baselines on the validation deals, which choose (the study's rule); the "

@@ -142,6 +142,9 @@ def test_the_seed_study_runs_resumes_and_reports_both_games(seed_dir, monkeypatc
     for g in out["games"].values():
         choice = g["selection"]["study_choice"]
         assert choice == g["selection"]["per_seed"]["0"]  # the validation winner of the study's seed
+        for x in g["learners"].values():  # the guide's 5.4: mean +- sd over the seeds
+            per_seed = [x["per_seed"][k]["mean"] for k in ("0", "1", "2")]
+            assert x["sd_over_seeds"] == pytest.approx(float(np.std(per_seed, ddof=1)))
         assert [c["a"] for c in g["claims"]["best"]] == [choice] * (len(g["learners"]) - 1)
         for c in (c for claim in g["claims"].values() for c in claim):
             assert c["holm_p"] >= c["p_value"] and c["significant"] == (c["holm_p"] <= 0.05)
