@@ -127,7 +127,8 @@ def test_the_seed_study_runs_resumes_and_reports_both_games(seed_dir, monkeypatc
     # one game alone, as its DVC stages report@GAME run it; an unknown game is refused by name
     assert seeds_report.main(["--params", "seeds.yaml", "--game", "doudizhu"]) == 0
     alone = json.loads(Path("reports/seeds/doudizhu/report.json").read_text())
-    assert list(alone["games"]) == ["doudizhu"] and "## big2" not in Path("reports/seeds/doudizhu/report.md").read_text()
+    assert list(alone["games"]) == ["doudizhu"]
+    assert "## big2" not in Path("reports/seeds/doudizhu/report.md").read_text()
     assert seeds_report.main(["--params", "seeds.yaml", "--game", "chess"]) == 2
     assert seeds.main(["run", "--params", "seeds.yaml", "--game", "chess"]) == 2
     assert seeds.only_game(study, "big2").games == {"big2": study.games["big2"]}
