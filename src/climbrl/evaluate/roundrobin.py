@@ -51,8 +51,7 @@ from climbrl.evaluate.duel import (
     side_summary,
 )
 from climbrl.evaluate.match import map_tasks
-from climbrl.evaluate.stats import clustered_rate_interval, clustered_rate_p_value, holm
-from climbrl.evaluate.tournament import chain_lines, counter_chains
+from climbrl.evaluate.tournament import chain_lines, counter_chains, pairwise_table
 
 ROLE_KEYS = ("landlord", "peasants", "both")
 
@@ -139,7 +138,7 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
               "win_rate_landlord": float(np.nanmean(wp["landlord"][p])),
               "win_rate_peasants": float(np.nanmean(wp["peasants"][p]))} for p in range(n)]
     board.sort(key=lambda r: (-r["rating"], r["participant"]))
-    pairwise = _pairwise(names, pair_wins, pair_games)
+    pairwise = pairwise_table(names, pair_wins, pair_games)
 
     def table(m: np.ndarray) -> list[list[float | None]]:
         return [[None if np.isnan(v) else float(v) for v in row] for row in m]
@@ -155,29 +154,6 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
             "pairwise": pairwise, "counter_chains": counter_chains(names, pairwise),
             "verdicts": "pairwise: clustered t test on the deals per pair, Holm over every pair (family-wise 5%); "
                         "a counter-chain is significant when its three pairs are"}
-
-
-def _pairwise(names: Sequence[str], wins: np.ndarray, games: np.ndarray) -> dict[str, dict[str, Any]]:
-    """``"X>Y"``: X's win rate in its games against Y (both roles), clustered on the deals, with
-    the p-value of the pair's test (rate 1/2) and its Holm-adjusted verdict (significant for the
-    side that won more)."""
-    n = len(names)
-    pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if games[a, b].any()]
-    p_values = [clustered_rate_p_value(wins[a, b, games[a, b] > 0], games[a, b, games[a, b] > 0]) for a, b in pairs]
-    rejected = dict(zip(pairs, holm(p_values), strict=True))
-    p_of = dict(zip(pairs, p_values, strict=True))
-    out = {}
-    for a in range(n):
-        for b in range(n):
-            pair = (min(a, b), max(a, b))
-            if a == b or pair not in p_of:
-                continue
-            has = games[a, b] > 0
-            rate, lo, hi = clustered_rate_interval(wins[a, b, has], games[a, b, has])
-            out[f"{names[a]}>{names[b]}"] = {
-                "rate": rate, "low": lo, "high": hi, "games": int(games[a, b].sum()), "p_value": p_of[pair],
-                "significant": rejected[pair] and int(wins[a, b].sum()) > int(wins[b, a].sum())}
-    return out
 
 
 def _score_ranking(names: Sequence[str], points: np.ndarray, deal_points: np.ndarray,

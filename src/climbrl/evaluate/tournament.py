@@ -215,7 +215,7 @@ def summarize(specs: list[str], records: list[list], resamples: int = 200, boots
                       "deals": int(has.sum()), "win_rate": rate, "win_rate_low": lo, "win_rate_high": hi,
                       "mean_reward": t.reward[p] / t.played[p].sum()})
     board.sort(key=lambda r: (-r["rating"], r["participant"]))
-    pairwise = _pairwise(specs, t)
+    pairwise = pairwise_table(specs, t.ahead, t.met)
     order = [specs.index(r["participant"]) for r in board]
     method = {"model": "plackett-luce (I-LSR as choix's), one virtual 2-player game won by each of every pair",
               "scale": "1500 + 400 log10(strength), 1500 = participants' mean", "interval": "95% percentile",
@@ -259,16 +259,20 @@ class _Tally:
                     self.met[b, a, d] += 1
 
 
-def _pairwise(specs: list[str], t: _Tally) -> dict[str, dict[str, Any]]:
+def pairwise_table(specs: Sequence[str], ahead: np.ndarray, met: np.ndarray) -> dict[str, dict[str, Any]]:
     """``A>B``: how often A finished strictly ahead of B, clustered on the deals, with the
-    Holm-adjusted verdict of the pair's test (the games where they were not tied)."""
+    Holm-adjusted verdict of the pair's test (the games where they were not tied).
+
+    ``ahead[a, b, d]``: the games of deal ``d`` where ``a`` finished strictly ahead of ``b``;
+    ``met[a, b, d]``: the games of deal ``d`` where they met (Dou Dizhu's round robin passes its
+    wins and games: every game there has a winner)."""
     n = len(specs)
-    pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if t.met[a, b].any()]
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if met[a, b].any()]
     p_values = []
     for a, b in pairs:
-        decisive = t.ahead[a, b] + t.ahead[b, a]
+        decisive = ahead[a, b] + ahead[b, a]
         has = decisive > 0
-        p_values.append(clustered_rate_p_value(t.ahead[a, b, has], decisive[has]) if has.any() else 1.0)
+        p_values.append(clustered_rate_p_value(ahead[a, b, has], decisive[has]) if has.any() else 1.0)
     rejected = dict(zip(pairs, holm(p_values), strict=True))
     p_of = dict(zip(pairs, p_values, strict=True))
     out = {}
@@ -277,11 +281,11 @@ def _pairwise(specs: list[str], t: _Tally) -> dict[str, dict[str, Any]]:
             pair = (min(a, b), max(a, b))
             if a == b or pair not in p_of:
                 continue
-            has = t.met[a, b] > 0
-            rate, lo, hi = clustered_rate_interval(t.ahead[a, b, has], t.met[a, b, has])
+            has = met[a, b] > 0
+            rate, lo, hi = clustered_rate_interval(ahead[a, b, has], met[a, b, has])
             out[f"{specs[a]}>{specs[b]}"] = {
-                "rate": rate, "low": lo, "high": hi, "games": int(t.met[a, b].sum()), "p_value": p_of[pair],
-                "significant": rejected[pair] and int(t.ahead[a, b].sum()) > int(t.ahead[b, a].sum())}
+                "rate": rate, "low": lo, "high": hi, "games": int(met[a, b].sum()), "p_value": p_of[pair],
+                "significant": rejected[pair] and int(ahead[a, b].sum()) > int(ahead[b, a].sum())}
     return out
 
 
@@ -430,4 +434,4 @@ def plot_pairwise(res: dict[str, Any], path: str) -> None:
 
 
 __all__ = ["run_tournament", "schedule", "summarize", "separations", "group_verdict", "format_leaderboard",
-           "plot_pairwise", "counter_chains", "chain_lines"]
+           "plot_pairwise", "pairwise_table", "counter_chains", "chain_lines"]
