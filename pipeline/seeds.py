@@ -59,6 +59,13 @@ class GameSpec:
     """The params spec of the game's study (``params.yaml``, ``params.yaml#doudizhu``)."""
     learners: tuple[str, ...]
     """Its contenders, in the order they are run."""
+    systems: dict[str, tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    """Systems trained here only (not by the study): name -> (the study learner it is built on, its
+    config changes). Each is run after the contenders and compared with its base learner."""
+
+    def runs(self) -> tuple[str, ...]:
+        """Every name that is trained: the contenders, then the systems."""
+        return (*self.learners, *self.systems)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,8 +95,8 @@ def load_seed_params(path: str | Path = PARAMS) -> SeedStudy:
         raise ValueError(f"{path}: games must map each game to its study and learners")
     games = {}
     for game, g in raw["games"].items():
-        if not isinstance(g, dict) or set(g) != {"study", "learners"}:
-            raise ValueError(f"{path}: games.{game} must hold exactly study and learners")
+        if not isinstance(g, dict) or not {"study", "learners"} <= set(g) <= {"study", "learners", "systems"}:
+            raise ValueError(f"{path}: games.{game} must hold study and learners, and may hold systems")
         learners = g["learners"]
         if not isinstance(learners, list) or len(learners) < 2 or len(set(learners)) != len(learners):
             raise ValueError(f"{path}: games.{game}.learners must name at least two distinct learners")
@@ -103,8 +110,32 @@ def load_seed_params(path: str | Path = PARAMS) -> SeedStudy:
         if len(own) != 1 or not own <= set(seeds):
             raise ValueError(f"{path}: games.{game}: the study trains with seed(s) {sorted(own)}, which must be one "
                              f"seed among seeds {seeds} (the study's choice is read on it)")
-        games[game] = GameSpec(g["study"], tuple(learners))
+        games[game] = GameSpec(g["study"], tuple(learners), _systems(path, game, g.get("systems") or {}, params,
+                                                                     learners))
     return SeedStudy(tuple(seeds), raw["workers"], games)
+
+
+def _systems(path: str | Path, game: str, raw: Any, params: Params, learners: list[str]
+             ) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``games.GAME.systems``, checked: each a new name, built on one of the game's contenders
+    (``base``), with changes that make a valid config of that learner."""
+    where = f"{path}: games.{game}.systems"
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} must map each system to its base learner and config changes")
+    out = {}
+    for name, spec in raw.items():
+        if name in params.train or not isinstance(spec, dict) or spec.get("base") not in learners:
+            raise ValueError(f"{where}.{name}: a system needs a name the study does not train and a base among "
+                             f"the contenders ({', '.join(learners)})")
+        changes = {k: v for k, v in spec.items() if k != "base"}
+        if not changes or "seed" in changes:
+            raise ValueError(f"{where}.{name}: a system changes its base's config (not its seed)")
+        try:
+            dataclasses.replace(params.train[spec["base"]], **changes)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{where}.{name}: {e}") from None
+        out[name] = (spec["base"], changes)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,9 +182,11 @@ def only_game(study: SeedStudy, game: str) -> SeedStudy:
     return dataclasses.replace(study, games={game: study.games[game]})
 
 
-def run_config(params: Params, learner: str, seed: int) -> TrainConfig:
-    """The study's config of ``learner`` with the training seed replaced, nothing else."""
-    return dataclasses.replace(params.train[learner], seed=seed)
+def run_config(params: Params, learner: str, seed: int, spec: GameSpec | None = None) -> TrainConfig:
+    """The study's config of ``learner`` with the training seed replaced, nothing else; a system of
+    ``spec``: its base learner's, with the system's changes."""
+    base, changes = spec.systems[learner] if spec and learner in spec.systems else (learner, {})
+    return dataclasses.replace(params.train[base], seed=seed, **changes)
 
 
 def run_dir(runs: str | Path, game: str, learner: str, seed: int) -> Path:
@@ -167,8 +200,8 @@ def jobs(study: SeedStudy, runs: str | Path = RUNS) -> list[Job]:
     for game, spec in study.games.items():
         params = load_params(spec.study)
         sets = deal_sets(params)
-        per_game.append([[Job(game, a, s, run_config(params, a, s), str(run_dir(runs, game, a, s)),
-                              tuple(params.evaluate.opponents), sets) for s in study.seeds] for a in spec.learners])
+        per_game.append([[Job(game, a, s, run_config(params, a, s, spec), str(run_dir(runs, game, a, s)),
+                              tuple(params.evaluate.opponents), sets) for s in study.seeds] for a in spec.runs()])
     out = []
     for rank in range(max(len(g) for g in per_game)):
         for g in per_game:
@@ -236,29 +269,62 @@ def run_one(job: Job) -> dict[str, Any]:
 
 
 def run(study: SeedStudy, runs: str | Path = RUNS, reports: str | Path = REPORTS,
-        workers: int | None = None) -> dict[str, Path]:
+        workers: int | None = None, only: tuple[str, ...] = ()) -> dict[str, Path]:
     """Every run (:func:`run_one`, ``workers`` processes), then each game's records in
-    ``reports/GAME.json``."""
+    ``reports/GAME.json``. With ``only``, only those contenders or systems run; every other run's
+    record is kept from the ``reports/GAME.json`` already there (:func:`kept_records`)."""
     todo = jobs(study, runs)
+    names = {j.learner for j in todo}
+    if set(only) - names:
+        raise ValueError(f"--only: {', '.join(sorted(set(only) - names))} not among the runs ({', '.join(names)})")
+    fresh = [j for j in todo if not only or j.learner in only]
+    made = kept_records([j for j in todo if j not in fresh], reports)  # before any training: fail early
     with ProcessPoolExecutor(max_workers=workers or study.workers, mp_context=mp.get_context("spawn")) as pool:
-        records = list(pool.map(run_one, todo))
-    return {game: write_records(game, study, [r for j, r in zip(todo, records, strict=True) if j.game == game],
-                                reports) for game in study.games}
+        made |= {_key(j): r for j, r in zip(fresh, pool.map(run_one, fresh), strict=True)}
+    return {game: write_records(game, study, [made[_key(j)] for j in todo if j.game == game], reports)
+            for game in study.games}
+
+
+def _key(job: Job) -> tuple[str, str, int]:
+    return job.game, job.learner, job.seed
+
+
+def kept_records(todo: list[Job], reports: str | Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """The records of ``todo`` in the ``reports/GAME.json`` already there (``ValueError`` for a run it
+    lacks, or one played on other deals or opponents, or trained with another config where the record
+    holds its config), so that a system can be added without training every contender again."""
+    out, files = {}, {}
+    for j in todo:
+        path = Path(reports) / f"{j.game}.json"
+        if path not in files:
+            try:
+                files[path] = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as e:
+                raise ValueError(f"--only: the other runs' records are needed from {path}: {e}") from None
+        data, want = files[path], _expected(j)
+        rec = data["runs"].get(j.learner, {}).get(str(j.seed))
+        if (rec is None or data["sets"] != want["sets"] or data["opponents"] != want["opponents"]
+                or rec.get("config", want["config"]) != want["config"]):
+            raise ValueError(f"--only: {path} holds no record of {j.learner} seed {j.seed} with this config, "
+                             "deals and opponents: run it too")
+        out[_key(j)] = {"game": j.game, "learner": j.learner, "seed": j.seed, **want, **rec}
+    return out
 
 
 def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], reports: str | Path) -> Path:
-    """``reports/GAME.json``: the game's setup and every run's per-deal results."""
+    """``reports/GAME.json``: the game's setup and every run's per-deal results and config."""
     params = load_params(study.games[game].study)
-    contenders = study.games[game].learners
+    spec = study.games[game]
     first = records[0]
-    data = {"game": game, "rules": params.rules, "study": study.games[game].study, "seeds": list(study.seeds),
-            "study_seed": params.train[contenders[0]].seed,
-            "learners": [a for a in params.learners() if a in contenders],  # the study's order: its ties rule
-            "algos": {a: params.train[a].algo for a in contenders}, "opponents": first["opponents"],
-            "sets": first["sets"], "runs": {a: {} for a in contenders}}
+    data = {"game": game, "rules": params.rules, "study": spec.study, "seeds": list(study.seeds),
+            "study_seed": params.train[spec.learners[0]].seed,
+            "learners": [a for a in params.learners() if a in spec.learners],  # the study's order: its ties rule
+            "systems": {a: {"base": b, "changes": c} for a, (b, c) in spec.systems.items()},
+            "algos": {a: run_config(params, a, 0, spec).algo for a in spec.runs()}, "opponents": first["opponents"],
+            "sets": first["sets"], "runs": {a: {} for a in spec.runs()}}
     for r in records:
-        data["runs"][r["learner"]][str(r["seed"])] = {k: r[k] for k in ("policy_md5", "epochs", "train_seconds",
-                                                                        "eval_seconds", *SETS)}
+        data["runs"][r["learner"]][str(r["seed"])] = {k: r[k] for k in ("config", "policy_md5", "epochs",
+                                                                        "train_seconds", "eval_seconds", *SETS)}
     path = Path(reports) / f"{game}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -274,15 +340,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default=str(RUNS))
     p.add_argument("--reports", default=str(REPORTS))
     p.add_argument("--game", help="only this game of the params (its DVC stage: run@GAME)")
+    p.add_argument("--only", nargs="+", default=(), metavar="NAME",
+                   help="run only these contenders or systems; the other runs' records are kept from the "
+                        "REPORTS/GAME.json already there (an error where it lacks one)")
     args = p.parse_args(argv)
     try:
         study = load_seed_params(args.params)
         if args.game:
             study = only_game(study, args.game)
+        paths = run(study, args.runs, args.reports, args.workers, tuple(args.only))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for path in run(study, args.runs, args.reports, args.workers).values():
+    for path in paths.values():
         print(path)
     return 0
 

@@ -38,14 +38,19 @@ def _tables(data: dict[str, Any], which: str) -> tuple[dict[str, dict[str, np.nd
     seeds = [str(s) for s in data["seeds"]]
     per_opp: dict[str, dict[str, np.ndarray]] = {o: {} for o in data["opponents"]}
     n = None
-    for a in data["learners"]:
+    for a in _names(data):
         for o in data["opponents"]:
             recs = [data["runs"][a][s][which][o] for s in seeds]
             n = recs[0]["per_deal"]
             per_opp[o][a] = np.array([[int(c) for c in r["deal_wins"]] for r in recs]) / n
-    mean = {a: np.mean([per_opp[o][a] for o in data["opponents"]], axis=0) for a in data["learners"]}
+    mean = {a: np.mean([per_opp[o][a] for o in data["opponents"]], axis=0) for a in _names(data)}
     assert n is not None
     return per_opp, mean, n
+
+
+def _names(data: dict[str, Any]) -> list[str]:
+    """Every run's name: the study's contenders, then the systems trained here only."""
+    return [*data["learners"], *data.get("systems", {})]
 
 
 def _choose(rates: dict[str, float], order: list[str]) -> str:
@@ -62,6 +67,7 @@ def _claims(data: dict[str, Any], choice: str) -> dict[str, list[tuple[str, str]
     if "ppo" in learners:
         claims["ppo_vs_value"] = [("ppo", a) for a in learners if algos[a] in VALUE_LEARNERS]
         claims["variants_vs_ppo"] = [(a, "ppo") for a in learners if algos[a] == "ppo" and a != "ppo"]
+    claims["systems_vs_base"] = [(a, x["base"]) for a, x in data.get("systems", {}).items()]
     return {k: v for k, v in claims.items() if v}
 
 
@@ -76,8 +82,10 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
     - ``claims``: the study's rankings as paired contrasts on the evaluation deals over seeds and
       deals (:func:`climbrl.evaluate.stats.compare_pairs`), Holm's correction within each claim:
       ``best`` (the study's choice against every other contender), ``ppo_vs_value`` (PPO against
-      each value learner), ``variants_vs_ppo`` (each PPO variant against plain PPO). A contrast
-      that does not survive the correction is a tie.
+      each value learner), ``variants_vs_ppo`` (each PPO variant against plain PPO),
+      ``systems_vs_base`` (each system trained here only against the contender it is built on,
+      the same budget). A contrast that does not survive the correction is a tie. Systems take no
+      part in the selection.
     - ``per_seed``: in each seed, the study's choice against that seed's validation winner on the
       evaluation deals (one seed: the deals' noise only), Holm over the seeds where they differ.
     - ``verdict``: whether the study's choice is robust to the seed.
@@ -89,8 +97,8 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
     _, valid_mean, _ = _tables(data, "validation")
     cell = n * len(opps)  # games behind a cell of a mean table
     table: dict[str, Any] = {}
-    for a in learners:
-        table[a] = {"algo": data["algos"][a],
+    for a in _names(data):
+        table[a] = {"algo": data["algos"][a], **({"system": data["systems"][a]} if a not in learners else {}),
                     "per_seed": {s: {"mean": float(mean[a][i].mean()),
                                      **{o: float(per_opp[o][a][i].mean()) for o in opps}} for i, s in enumerate(seeds)},
                     "mean": seeded_rate(mean[a], cell),
@@ -161,7 +169,8 @@ METHOD = ("Mean win rate over the study's baselines (its ranking), per deal; ove
 
 CLAIM_TITLES = {"best": "The study's best learner against every other contender",
                 "ppo_vs_value": "PPO against the value learners",
-                "variants_vs_ppo": "The PPO variants against plain PPO"}
+                "variants_vs_ppo": "The PPO variants against plain PPO",
+                "systems_vs_base": "The systems trained here only, each against the contender it is built on"}
 
 
 def _ci(x: dict[str, Any], key: str = "mean", spec: str = ".3f") -> str:
@@ -190,7 +199,8 @@ def game_lines(s: dict[str, Any]) -> list[str]:
     order = sorted(s["learners"], key=lambda a: -s["learners"][a]["mean"]["mean"])
     for a in order:
         x = s["learners"][a]
-        lines.append(f"| {a} | " + " | ".join(f"{x['per_seed'][k]['mean']:.3f}" for k in seeds)
+        name = f"{a} (system on {x['system']['base']})" if "system" in x else a
+        lines.append(f"| {name} | " + " | ".join(f"{x['per_seed'][k]['mean']:.3f}" for k in seeds)
                      + f" | {_ci(x['mean'])} | "
                      + ("-" if x.get("sd_over_seeds") is None else f"{x['sd_over_seeds']:.3f}") + " | "
                      + " | ".join(_ci(x["vs"][o]) for o in opps)
@@ -200,7 +210,7 @@ def game_lines(s: dict[str, Any]) -> list[str]:
               "evaluation deals above only report.", "",
               "| learner | " + " | ".join(f"seed {x}" for x in seeds) + " | mean |",
               "|---|" + "---|" * (len(seeds) + 1)]
-    for a in s["learners"]:
+    for a in (a for a, x in s["learners"].items() if "system" not in x):  # systems take no part
         x = s["learners"][a]
         lines.append(f"| {a} | " + " | ".join(f"{x['validation'][k]:.3f}" for k in seeds)
                      + f" | {x['validation_mean']:.3f} |")
@@ -218,6 +228,12 @@ def game_lines(s: dict[str, Any]) -> list[str]:
         else:
             lines.append(f"- seed {k}: {choice} chosen")
     lines += [""]
+    systems = {a: x["system"] for a, x in s["learners"].items() if "system" in x}
+    if systems:
+        lines += ["Systems trained here only (`seeds/params.yaml`), each its base contender's config with these "
+                  "changes, the same budget and seeds; they take no part in the selection:", ""]
+        lines += [f"- {a}: {x['base']} with " + ", ".join(f"`{k}: {v}`" for k, v in x["changes"].items())
+                  for a, x in systems.items()] + [""]
     for name, contrasts in s["claims"].items():
         lines += [f"### {CLAIM_TITLES[name]}", "",
                   f"Paired on the evaluation deals, over seeds and deals; Holm over the {len(contrasts)} "

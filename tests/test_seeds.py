@@ -247,10 +247,93 @@ def test_seed_params_are_checked(tmp_path) -> None:
                             ({"games": {"big2": {"study": f"{REPO}/params.yaml#doudizhu", "learners": ["ppo", "mcq"]}}},
                              "is a study of doudizhu"),
                             ({"games": {"big2": {"study": f"{REPO}/params.yaml", "learners": ["ppo", "dmc"]}}},
-                             "dmc not trained by")]:
+                             "dmc not trained by"),
+                            ({"systems": {"x": {"base": "sarsa", "lr": 1e-3}}}, "a base among the contenders"),
+                            ({"systems": {"sarsa": {"base": "ppo", "lr": 1e-3}}}, "a name the study does not train"),
+                            ({"systems": {"x": {"base": "ppo"}}}, "changes its base's config"),
+                            ({"systems": {"x": {"base": "ppo", "seed": 3}}}, "not its seed"),
+                            ({"systems": {"x": {"base": "ppo", "learning_rate": 1e-3}}}, "learning_rate"),
+                            ({"systems": {"x": {"base": "ppo", "lr": -1.0}}}, "games.big2.systems.x: .*lr")]:
         raw = {"seeds": [0, 1, 2], "workers": 1,
-               "games": {"big2": {"study": f"{REPO}/params.yaml", "learners": ["ppo", "mcq"]}}, **change}
+               "games": {"big2": {"study": f"{REPO}/params.yaml", "learners": ["ppo", "mcq"]}}}
+        if "systems" in change:
+            raw["games"]["big2"]["systems"] = change.pop("systems")
+        raw |= change
         path.write_text(yaml.safe_dump(raw))
         with pytest.raises(ValueError, match=message):
             seeds.load_seed_params(path)
     assert seeds.main(["run", "--params", str(path)]) == 2
+
+
+def test_a_system_is_compared_with_its_base_and_takes_no_part_in_the_selection() -> None:
+    """A system (trained by the seed study only) that validation would prefer is not chosen; it is
+    compared with its base contender alone, paired on the deals."""
+    strong = BASE + (np.arange(40) % 2 == 0)
+    data = _records({"ppo": BASE, "dqn": BASE, "ppo_x": strong}, {"ppo": BASE + 1, "dqn": BASE, "ppo_x": BASE + 2},
+                    {"ppo": "ppo", "dqn": "dqn", "ppo_x": "ppo"})
+    data["learners"] = ["ppo", "dqn"]
+    data["systems"] = {"ppo_x": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
+    s = seeds_report.game_statistics(data)
+    assert s["selection"]["study_choice"] == "ppo" and s["selection"]["mean_winner"] == "ppo"
+    assert [c["b"] for c in s["claims"]["best"]] == ["dqn"]
+    assert [(c["a"], c["b"], c["verdict"]) for c in s["claims"]["systems_vs_base"]] == [("ppo_x", "ppo", "a")]
+    assert s["claims"]["systems_vs_base"][0]["difference"] == pytest.approx(0.125)
+    assert s["learners"]["ppo_x"]["system"]["base"] == "ppo" and "system" not in s["learners"]["ppo"]
+    md = "\n".join(seeds_report.game_lines(s))
+    assert "| ppo_x (system on ppo) |" in md and "- ppo_x: ppo with `reward_pass_penalty: 0.1`" in md
+    assert "\n| ppo_x | " not in md  # not in the selection's table
+
+
+def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monkeypatch) -> None:
+    """``--only`` trains the named system and keeps every other run's record from the game's records
+    (never training them again); a run it would keep but the records lack, or an unknown name, is refused
+    before anything trains."""
+    plain = {"seeds": [0, 1], "workers": 1,
+             "games": {"doudizhu": {"study": "params.yaml#doudizhu", "learners": ["ppo", "sarsa"]}}}
+    Path("plain.yaml").write_text(yaml.safe_dump(plain))
+    first = json.loads(seeds.run(seeds.load_seed_params("plain.yaml"))["doudizhu"].read_text())
+    plain["games"]["doudizhu"]["systems"] = {"ppo_pass": {"base": "ppo", "reward_pass_penalty": 0.1}}
+    Path("more.yaml").write_text(yaml.safe_dump(plain))
+    study = seeds.load_seed_params("more.yaml")
+    system = next(j for j in seeds.jobs(study) if j.learner == "ppo_pass")
+    assert system.cfg == dataclasses.replace(load_params("params.yaml#doudizhu").train["ppo"], seed=system.seed,
+                                             reward_pass_penalty=0.1)
+    with pytest.raises(ValueError, match="dmc not among the runs"):
+        seeds.run(study, only=("dmc",))
+    with pytest.raises(ValueError, match="no record of ppo_pass seed 0"):
+        seeds.run(study, only=("sarsa",))
+    trained = []
+    real = seeds.run_one
+    monkeypatch.setattr(seeds, "run_one", lambda job: trained.append(job.learner) or real(job))
+    monkeypatch.setattr(seeds, "ProcessPoolExecutor", _InProcess)
+    data = json.loads(seeds.run(study, only=("ppo_pass",))["doudizhu"].read_text())
+    assert trained == ["ppo_pass", "ppo_pass"]
+    for a in ("ppo", "sarsa"):
+        for k in ("0", "1"):
+            assert {x: data["runs"][a][k][x] for x in first["runs"][a][k]} == first["runs"][a][k]
+    assert data["systems"] == {"ppo_pass": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
+    assert data["runs"]["ppo_pass"]["1"]["config"]["reward_pass_penalty"] == 0.1
+    assert data["algos"]["ppo_pass"] == "ppo" and data["learners"] == ["ppo", "sarsa"]
+    out = seeds_report.game_statistics(data)
+    assert [(c["a"], c["b"]) for c in out["claims"]["systems_vs_base"]] == [("ppo_pass", "ppo")]
+    # a kept record made with another config (stored since the records hold it) is refused
+    data["runs"]["sarsa"]["0"]["config"]["lr"] *= 2
+    Path("reports/seeds/doudizhu.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="no record of sarsa seed 0 with this config"):
+        seeds.run(study, only=("ppo_pass",))
+
+
+class _InProcess:
+    """A stand-in for the process pool that runs each job here (so that a test can watch them)."""
+
+    def __init__(self, **_kwargs) -> None:
+        pass
+
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        return None
+
+    def map(self, fn, items):
+        return [fn(x) for x in items]
