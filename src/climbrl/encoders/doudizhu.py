@@ -305,23 +305,27 @@ def bombs_dealt_and_kept(state: Any, seat: int) -> tuple[int, int]:
     a play, other than a bomb or the rocket, with a card of it: a four with two, or the rank's
     cards split into smaller combinations (the encoder's "breaks a bomb", move column 80).
     Played as a bomb or still whole in hand at the end both count as kept."""
-    return bombs_kept_of(state.observation(seat), state.game.table)
+    return bombs_kept_of(state.observation(seat), state.game.table)[:2]
 
 
-def bombs_kept_of(obs: Any, table: Any, move: int = 0) -> tuple[int, int]:
-    """:func:`bombs_dealt_and_kept` read from the seat's own observation (its hand, its plays),
-    after it also plays ``move`` (0: none)."""
+def bombs_kept_of(obs: Any, table: Any, move: int = 0) -> tuple[int, int, int]:
+    """:func:`bombs_dealt_and_kept` read from the seat's own observation (its hand, its plays): (dealt,
+    kept whole so far, kept whole after it also plays ``move``), from one walk over its plays."""
     seat = obs.seat
     start = np.asarray(obs.hand, dtype=np.int16) + np.asarray(obs.played[seat], dtype=np.int16)
     bomb = start[:13] == 4  # ranks held four times
     rocket = bool(start[13] and start[14])
+
+    def breaks(m: int) -> np.ndarray:  # the ranks a play (not a pass), neither bomb nor rocket, uses
+        return np.asarray(table.counts[m]) > 0 if m and table.type[m] < TYPE_BOMB else np.zeros(NUM_RANKS, bool)
+
+    def kept(broken: np.ndarray) -> int:
+        return int((bomb & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
+
     broken = np.zeros(NUM_RANKS, dtype=bool)
-    for m in [m for s, m in obs.history if s == seat] + [move]:
-        if m and table.type[m] < TYPE_BOMB:  # a play (not a pass), neither bomb nor rocket
-            broken |= np.asarray(table.counts[m]) > 0
-    dealt = int(bomb.sum()) + rocket
-    kept = int((bomb & ~broken[:13]).sum()) + (rocket and not broken[13:].any())
-    return dealt, kept
+    for m in (m for s, m in obs.history if s == seat):
+        broken |= breaks(m)
+    return int(bomb.sum()) + rocket, kept(broken), kept(broken | breaks(move))
 
 
 class DdzEncoder(RecordedEncoder):
@@ -437,9 +441,7 @@ class DdzEncoder(RecordedEncoder):
         if terms.pass_penalty and decision.moves[pick] == 0 and len(decision.moves) > 1:
             r -= terms.pass_penalty
         if terms.bombs_kept:
-            table = decision.game.table
-            before = bombs_kept_of(obs, table)[1]
-            after = bombs_kept_of(obs, table, int(decision.moves[pick]))[1]
+            _, before, after = bombs_kept_of(obs, decision.game.table, int(decision.moves[pick]))
             r += terms.bombs_kept * (terms.gamma * after - before)
         return r
 
