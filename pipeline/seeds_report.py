@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
 
@@ -275,15 +274,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
     p.add_argument("--game", help="this game alone, into REPORTS/GAME/ (its DVC stage: report@GAME)")
     args = p.parse_args(argv)
-    raw = yaml.safe_load(Path(args.params).read_text())  # checked by the run (pipeline.seeds.load_seed_params)
-    games = list(raw["games"])
-    if args.game and args.game not in games:
-        print(f"error: --game: {args.game!r} is not among the seed study's games ({', '.join(games)})", file=sys.stderr)
+    from pipeline.seeds import load_seed_params, only_game
+
+    try:
+        study = load_seed_params(args.params)
+        games = list((only_game(study, args.game) if args.game else study).games)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
     if args.game:
-        print(report([args.game], raw["seeds"], args.reports, Path(args.reports) / args.game))
+        print(report(games, study.seeds, args.reports, Path(args.reports) / args.game))
     else:
-        print(report(games, raw["seeds"], args.reports))
+        print(report(games, study.seeds, args.reports))
     return 0
 
 
