@@ -16,6 +16,7 @@ from climbrl.evaluate import duel as duel_mod
 from climbrl.evaluate.deep import deep_duel
 from climbrl.evaluate.duel import DuelGame, duel_tasks, game_record, play_duel_chunk, summarize_duel, team_match
 from climbrl.evaluate.roundrobin import format_round_robin, round_robin, summarize_round_robin
+from climbrl.evaluate.stats import mean_summary
 from climbrl.games.doudizhu.moves import allowed_mask
 from climbrl.games.doudizhu.rules import get_rules
 from climbrl.games.doudizhu.state import DdzGame
@@ -230,7 +231,18 @@ def test_round_robin_ranks_by_total_score_with_an_interval_over_the_deals() -> N
     assert sum(total.values()) == 0
     for r in rank:
         assert r["adp"] == pytest.approx(r["total_points"] / r["games"])
-        assert r["adp_low"] <= r["adp"] <= r["adp_high"]   # every deal alike: a zero-width interval
+        assert r["adp_low"] is None and r["adp_high"] is None  # every deal alike: no spread, no interval
+    # A's bomb against B pays 1, 2 or 3 by deal: A's deals differ, and its interval is their t interval
+    varied = [r for d in range(6) for r in _sweep(0, 1, d + 1, pay=1 + d % 3) if r[2] == d]
+    rank = summarize_round_robin(["A", "B", "C"], varied + _sweep(1, 2, 6) + _sweep(2, 0, 6),
+                                 resamples=10)["score_ranking"]
+    a = next(r for r in rank if r["participant"] == "A")
+    # a deal: two games won against B, two lost to C, each worth twice the stake to a side (both peasants pay,
+    # or both are paid)
+    per_deal = [(2 * 2 * (1 + d % 3) - 2 * 2) / 4 for d in range(6)]
+    want = mean_summary(per_deal)
+    assert a["adp"] == pytest.approx(want["mean"]) and a["adp_low"] < a["adp"] < a["adp_high"]
+    assert (a["adp_low"], a["adp_high"]) == pytest.approx((want["low"], want["high"]))
 
 
 def test_round_robin_refuses_bad_input() -> None:

@@ -51,6 +51,7 @@ from climbrl.evaluate.duel import (
     side_summary,
 )
 from climbrl.evaluate.match import map_tasks
+from climbrl.evaluate.stats import format_interval, mean_summary
 from climbrl.evaluate.tournament import chain_lines, counter_chains, pairwise_table
 
 ROLE_KEYS = ("landlord", "peasants", "both")
@@ -95,14 +96,12 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
         by_pair.setdefault((int(r[0]), int(r[1])), []).append(DuelGame(*r[2:]))
     wp = {k: np.full((n, n), np.nan) for k in ROLE_KEYS}
     adp = {k: np.full((n, n), np.nan) for k in ROLE_KEYS}
-    wins, played, points = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n)
     rankings, deal_of = [], []
     deals = sorted({int(r[2]) for r in rows})
     at = {d: k for k, d in enumerate(deals)}
     pair_wins = np.zeros((n, n, len(deals)), dtype=np.int64)   # [x, y, deal]: x's wins against y
     pair_games = np.zeros((n, n, len(deals)), dtype=np.int64)
     deal_points = np.zeros((n, len(deals)))
-    deal_games = np.zeros((n, len(deals)), dtype=np.int64)
     for (i, j), games in sorted(by_pair.items()):
         pairs = deal_pairs(games)
         for side, (x, y) in enumerate(((i, j), (j, i))):
@@ -114,20 +113,14 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
             w, lose = (i, j) if gm.winner() == 0 else (j, i)
             rankings.append((w, lose))
             deal_of.append(gm.deal)
-            wins[w] += 1
-            played[[i, j]] += 1
-            points[i] += gm.points(0)
-            points[j] += gm.points(1)
             d = at[gm.deal]
             pair_wins[w, lose, d] += 1
             pair_games[[i, j], [j, i], d] += 1
             deal_points[i, d] += gm.points(0)
             deal_points[j, d] += gm.points(1)
-            deal_games[[i, j], d] += 1
-    counts = np.zeros((n, n))
-    for w, lose in rankings:
-        counts[w, lose] += 1
-    theta = bradley_terry(counts)
+    deal_games = pair_games.sum(axis=1)  # [x, deal]
+    wins, played, points = pair_wins.sum(axis=(1, 2)), deal_games.sum(axis=1), deal_points.sum(axis=1)
+    theta = bradley_terry(pair_wins.sum(axis=2).astype(float))
     rating = elo(theta)
     low, high = bootstrap_pairs([w for w, _ in rankings], [x for _, x in rankings], deal_of, n,
                                 resamples=resamples, seed=bootstrap_seed)
@@ -159,19 +152,16 @@ def summarize_round_robin(names: Sequence[str], records: Sequence[Sequence[Any]]
 def _score_ranking(names: Sequence[str], points: np.ndarray, deal_points: np.ndarray,
                    deal_games: np.ndarray) -> list[dict[str, Any]]:
     """The participants by total score (most points first), each with its ADP and a 95% t
-    interval of the ADP over the deals (the deals are the unit of card luck)."""
-    from scipy import stats
-
+    interval of the ADP over the deals (the deals are the unit of card luck; every participant
+    plays each deal equally often, so the ADP is the mean of its deals' means):
+    :func:`climbrl.evaluate.stats.mean_summary`, which gives no interval where the deals show no
+    spread."""
     rows = []
     for p, name in enumerate(names):
         has = deal_games[p] > 0
-        per_deal = deal_points[p, has] / deal_games[p, has]
-        k = len(per_deal)
-        mean = float(points[p] / deal_games[p].sum())
-        half = float(stats.t.ppf(0.975, k - 1) * per_deal.std(ddof=1) / np.sqrt(k)) if k > 1 else float("nan")
+        adp = mean_summary(deal_points[p, has] / deal_games[p, has])
         rows.append({"participant": name, "total_points": float(points[p]), "games": int(deal_games[p].sum()),
-                     "adp": mean, "adp_low": mean - half if k > 1 else None,
-                     "adp_high": mean + half if k > 1 else None})
+                     "adp": float(points[p] / deal_games[p].sum()), "adp_low": adp["low"], "adp_high": adp["high"]})
     rows.sort(key=lambda r: (-r["total_points"], r["participant"]))
     return rows
 
@@ -189,7 +179,7 @@ def format_round_robin(res: dict[str, Any]) -> str:
     lines += ["", "total score (points over all games; ADP with its 95% interval over the deals):",
               f"{'participant':<24} {'points':>8} {'ADP':>7} {'95% CI':>18}"]
     for r in res["score_ranking"]:
-        ci = "" if r["adp_low"] is None else f"[{r['adp_low']:+.3f}, {r['adp_high']:+.3f}]"
+        ci = format_interval(r["adp_low"], r["adp_high"], "+.3f")
         lines.append(f"{r['participant']:<24} {r['total_points']:8.0f} {r['adp']:+7.3f} {ci:>18}")
     beaten = sum(1 for v in res["pairwise"].values() if v["significant"])
     lines += ["", f"pairwise: {beaten} of {len(res['pairwise']) // 2} pairs separated (clustered t test on the "
