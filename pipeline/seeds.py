@@ -247,16 +247,16 @@ def run_one(job: Job) -> dict[str, Any]:
 
     from pipeline.seeded import deal_records, train_resumable
 
+    out = Path(job.out)
     rec = done(job)
     if rec is not None:
-        return rec
-    out = Path(job.out)
+        return {"learner_decisions": learner_decisions(out), **rec}
     print(f"seeds: {job.game} {job.learner} seed {job.seed}: training into {out}", file=sys.stderr, flush=True)
     res = train_resumable(job.cfg, out)
     started = time.perf_counter()
     rec = {"game": job.game, "learner": job.learner, "seed": job.seed, **_expected(job),
            "policy_md5": _md5(out / "policy.pt"), "epochs": len(res["history"]),
-           "train_seconds": res["train_seconds"]}
+           "learner_decisions": learner_decisions(out), "train_seconds": res["train_seconds"]}
     for s in job.sets:
         rec[s.name] = deal_records(out / "policy.pt", job.opponents, job.cfg.game, job.cfg.rules, s.deals,
                                    s.seat_seed)
@@ -266,6 +266,18 @@ def run_one(job: Job) -> dict[str, Any]:
     tmp.replace(out / EVALUATION)
     print(f"seeds: {job.game} {job.learner} seed {job.seed} done", file=sys.stderr, flush=True)
     return rec
+
+
+def learner_decisions(out: Path) -> int | None:
+    """The decisions the run's learner made over its epochs (its ``metrics.csv``; None without one):
+    what a comparison at the same budget holds equal."""
+    import csv
+
+    try:
+        with open(out / "metrics.csv", newline="") as f:
+            return sum(int(r["learner_decisions"]) for r in csv.DictReader(f))
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def run(study: SeedStudy, runs: str | Path = RUNS, reports: str | Path = REPORTS,
@@ -324,7 +336,8 @@ def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], re
             "sets": first["sets"], "runs": {a: {} for a in spec.runs()}}
     for r in records:
         data["runs"][r["learner"]][str(r["seed"])] = {k: r[k] for k in ("config", "policy_md5", "epochs",
-                                                                        "train_seconds", "eval_seconds", *SETS)}
+                                                                        "learner_decisions", "train_seconds",
+                                                                        "eval_seconds", *SETS) if k in r}
     path = Path(reports) / f"{game}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")

@@ -52,6 +52,13 @@ def _names(data: dict[str, Any]) -> list[str]:
     return [*data["learners"], *data.get("systems", {})]
 
 
+def _mean_of(runs: dict[str, Any], seeds: list[str], key: str) -> float | None:
+    """The mean of ``key`` over the seeds' runs; None where a run's record does not hold it (made before it
+    was recorded)."""
+    values = [runs[s].get(key) for s in seeds]
+    return None if None in values else float(np.mean(values))
+
+
 def _choose(rates: dict[str, float], order: list[str]) -> str:
     """The study's rule (:func:`climbrl.report.choose_best`) on mean win rates, in the study's order."""
     from climbrl.report import choose_best
@@ -105,7 +112,8 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
                     "vs": {o: seeded_rate(per_opp[o][a], n) for o in opps},
                     "validation": {s: float(valid_mean[a][i].mean()) for i, s in enumerate(seeds)},
                     "validation_mean": float(valid_mean[a].mean()),
-                    "train_minutes": float(np.mean([data["runs"][a][s]["train_seconds"] for s in seeds])) / 60}
+                    "train_minutes": float(np.mean([data["runs"][a][s]["train_seconds"] for s in seeds])) / 60,
+                    "learner_decisions": _mean_of(data["runs"][a], seeds, "learner_decisions")}
     winners = {s: _choose({a: table[a]["validation"][s] for a in learners}, learners) for s in seeds}
     choice = winners[str(data["study_seed"])]
     mean_winner = _choose({a: table[a]["validation_mean"] for a in learners}, learners)
@@ -193,8 +201,8 @@ def game_lines(s: dict[str, Any]) -> list[str]:
              f"a deal, against each of {', '.join(opps)}. Win rate: the mean over the baselines (the study's ranking); "
              "per seed, then the mean over seeds [95% interval with the seeds' and the deals' noise].", "",
              "| learner | " + " | ".join(f"seed {x}" for x in seeds) + " | mean [95%] | sd over seeds | "
-             + " | ".join(f"vs {o}" for o in opps) + " | training min/run |",
-             "|---|" + "---|" * (len(seeds) + len(opps) + 3)]
+             + " | ".join(f"vs {o}" for o in opps) + " | training min/run | learner decisions/run |",
+             "|---|" + "---|" * (len(seeds) + len(opps) + 4)]
     order = sorted(s["learners"], key=lambda a: -s["learners"][a]["mean"]["mean"])
     for a in order:
         x = s["learners"][a]
@@ -203,7 +211,8 @@ def game_lines(s: dict[str, Any]) -> list[str]:
                      + f" | {_ci(x['mean'])} | "
                      + ("-" if x.get("sd_over_seeds") is None else f"{x['sd_over_seeds']:.3f}") + " | "
                      + " | ".join(_ci(x["vs"][o]) for o in opps)
-                     + f" | {x['train_minutes']:.1f} |")
+                     + f" | {x['train_minutes']:.1f} | "
+                     + ("-" if x.get("learner_decisions") is None else f"{x['learner_decisions']:,.0f}") + " |")
     lines += ["", f"### Selection on the validation deals ({va['deals']} deals of `{va['deal_set']}`)", "",
               "Mean win rate over the baselines on the validation deals, which choose (the study's rule); the "
               "evaluation deals above only report.", "",

@@ -313,6 +313,9 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
             assert {x: data["runs"][a][k][x] for x in first["runs"][a][k]} == first["runs"][a][k]
     assert data["systems"] == {"ppo_pass": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
     assert data["runs"]["ppo_pass"]["1"]["config"]["reward_pass_penalty"] == 0.1
+    rows = (Path(system.out) / "metrics.csv").read_text().splitlines()
+    column = rows[0].split(",").index("learner_decisions")
+    assert data["runs"]["ppo_pass"]["0"]["learner_decisions"] == sum(int(r.split(",")[column]) for r in rows[1:]) > 0
     assert data["algos"]["ppo_pass"] == "ppo" and data["learners"] == ["ppo", "sarsa"]
     out = seeds_report.game_statistics(data)
     assert [(c["a"], c["b"]) for c in out["claims"]["systems_vs_base"]] == [("ppo_pass", "ppo")]
