@@ -254,7 +254,9 @@ def run_one(job: Job) -> dict[str, Any]:
     print(f"seeds: {job.game} {job.learner} seed {job.seed}: training into {out}", file=sys.stderr, flush=True)
     res = train_resumable(job.cfg, out)
     started = time.perf_counter()
-    rec = {"game": job.game, "learner": job.learner, "seed": job.seed, **_expected(job),
+    from pipeline.regression import math_path
+
+    rec = {"game": job.game, "learner": job.learner, "seed": job.seed, **_expected(job), "math_path": math_path(),
            "policy_md5": _md5(out / "policy.pt"), "epochs": len(res["history"]),
            "learner_decisions": learner_decisions(out), "train_seconds": res["train_seconds"]}
     for s in job.sets:
@@ -335,7 +337,7 @@ def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], re
             "algos": {a: run_config(params, a, 0, spec).algo for a in spec.runs()}, "opponents": first["opponents"],
             "sets": first["sets"], "runs": {a: {} for a in spec.runs()}}
     for r in records:
-        data["runs"][r["learner"]][str(r["seed"])] = {k: r[k] for k in ("config", "policy_md5", "epochs",
+        data["runs"][r["learner"]][str(r["seed"])] = {k: r[k] for k in ("config", "math_path", "policy_md5", "epochs",
                                                                         "learner_decisions", "train_seconds",
                                                                         "eval_seconds", *SETS) if k in r}
     path = Path(reports) / f"{game}.json"

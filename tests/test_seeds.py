@@ -313,6 +313,8 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
             assert {x: data["runs"][a][k][x] for x in first["runs"][a][k]} == first["runs"][a][k]
     assert data["systems"] == {"ppo_pass": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
     assert data["runs"]["ppo_pass"]["1"]["config"]["reward_pass_penalty"] == 0.1
+    from pipeline.regression import math_path  # where it ran: runs of other machines may sit beside it
+    assert data["runs"]["ppo_pass"]["1"]["math_path"] == math_path()
     rows = (Path(system.out) / "metrics.csv").read_text().splitlines()
     column = rows[0].split(",").index("learner_decisions")
     assert data["runs"]["ppo_pass"]["0"]["learner_decisions"] == sum(int(r.split(",")[column]) for r in rows[1:]) > 0
