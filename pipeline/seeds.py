@@ -61,7 +61,10 @@ class GameSpec:
     """Its contenders, in the order they are run."""
     systems: dict[str, tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=dict)
     """Systems trained here only (not by the study): name -> (the study learner it is built on, its
-    config changes). Each is run after the contenders and compared with its base learner."""
+    config changes). Each is run after the contenders and compared with :attr:`against`'s learner."""
+    against: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Per system, the contender it is compared with: its base unless ``against`` names another (the
+    opponent pool at plain PPO's decisions is compared with plain PPO)."""
 
     def runs(self) -> tuple[str, ...]:
         """Every name that is trained: the contenders, then the systems."""
@@ -110,31 +113,34 @@ def load_seed_params(path: str | Path = PARAMS) -> SeedStudy:
         if len(own) != 1 or not own <= set(seeds):
             raise ValueError(f"{path}: games.{game}: the study trains with seed(s) {sorted(own)}, which must be one "
                              f"seed among seeds {seeds} (the study's choice is read on it)")
-        games[game] = GameSpec(g["study"], tuple(learners), _systems(path, game, g.get("systems") or {}, params,
-                                                                     learners))
+        systems = _systems(path, game, g.get("systems") or {}, params, learners)
+        games[game] = GameSpec(g["study"], tuple(learners), {a: x[:2] for a, x in systems.items()},
+                               {a: x[2] for a, x in systems.items()})
     return SeedStudy(tuple(seeds), raw["workers"], games)
 
 
 def _systems(path: str | Path, game: str, raw: Any, params: Params, learners: list[str]
-             ) -> dict[str, tuple[str, dict[str, Any]]]:
+             ) -> dict[str, tuple[str, dict[str, Any], str]]:
     """``games.GAME.systems``, checked: each a new name, built on one of the game's contenders
-    (``base``), with changes that make a valid config of that learner."""
+    (``base``), with changes that make a valid config of that learner, compared with ``against``
+    (a contender; default: the base)."""
     where = f"{path}: games.{game}.systems"
     if not isinstance(raw, dict):
         raise ValueError(f"{where} must map each system to its base learner and config changes")
     out = {}
     for name, spec in raw.items():
-        if name in params.train or not isinstance(spec, dict) or spec.get("base") not in learners:
-            raise ValueError(f"{where}.{name}: a system needs a name the study does not train and a base among "
-                             f"the contenders ({', '.join(learners)})")
-        changes = {k: v for k, v in spec.items() if k != "base"}
+        if (name in params.train or not isinstance(spec, dict) or spec.get("base") not in learners
+                or spec.get("against", spec.get("base")) not in learners):
+            raise ValueError(f"{where}.{name}: a system needs a name the study does not train, and a base (and "
+                             f"against, if given) among the contenders ({', '.join(learners)})")
+        changes = {k: v for k, v in spec.items() if k not in ("base", "against")}
         if not changes or "seed" in changes:
             raise ValueError(f"{where}.{name}: a system changes its base's config (not its seed)")
         try:
             dataclasses.replace(params.train[spec["base"]], **changes)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{where}.{name}: {e}") from None
-        out[name] = (spec["base"], changes)
+        out[name] = (spec["base"], changes, spec.get("against", spec["base"]))
     return out
 
 
@@ -333,7 +339,7 @@ def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], re
     data = {"game": game, "rules": params.rules, "study": spec.study, "seeds": list(study.seeds),
             "study_seed": params.train[spec.learners[0]].seed,
             "learners": [a for a in params.learners() if a in spec.learners],  # the study's order: its ties rule
-            "systems": {a: {"base": b, "changes": c} for a, (b, c) in spec.systems.items()},
+            "systems": {a: {"base": b, "against": spec.against[a], "changes": c} for a, (b, c) in spec.systems.items()},
             "algos": {a: run_config(params, a, 0, spec).algo for a in spec.runs()}, "opponents": first["opponents"],
             "sets": first["sets"], "runs": {a: {} for a in spec.runs()}}
     for r in records:

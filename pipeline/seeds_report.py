@@ -73,7 +73,7 @@ def _claims(data: dict[str, Any], choice: str) -> dict[str, list[tuple[str, str]
     if "ppo" in learners:
         claims["ppo_vs_value"] = [("ppo", a) for a in learners if algos[a] in VALUE_LEARNERS]
         claims["variants_vs_ppo"] = [(a, "ppo") for a in learners if algos[a] == "ppo" and a != "ppo"]
-    claims["systems_vs_base"] = [(a, x["base"]) for a, x in data.get("systems", {}).items()]
+    claims["systems_vs_base"] = [(a, x.get("against", x["base"])) for a, x in data.get("systems", {}).items()]
     return {k: v for k, v in claims.items() if v}
 
 
@@ -90,7 +90,7 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
       ``best`` (the study's choice against every other contender), ``ppo_vs_value`` (PPO against
       each value learner), ``variants_vs_ppo`` (each PPO variant against plain PPO),
       ``systems_vs_base`` (each system trained here only against the contender it is built on,
-      the same budget). A contrast that does not survive the correction is a tie. Systems take no
+      or the one its ``against`` names). A contrast that does not survive the correction is a tie. Systems take no
       part in the selection.
     - ``per_seed``: in each seed, the study's choice against that seed's validation winner on the
       evaluation deals (one seed: the deals' noise only), Holm over the seeds where they differ.
@@ -177,7 +177,7 @@ METHOD = ("Mean win rate over the study's baselines (its ranking), per deal; ove
 CLAIM_TITLES = {"best": "The study's best learner against every other contender",
                 "ppo_vs_value": "PPO against the value learners",
                 "variants_vs_ppo": "The PPO variants against plain PPO",
-                "systems_vs_base": "The systems trained here only, each against the contender it is built on"}
+                "systems_vs_base": "The systems trained here only, each against its contender (its base unless said)"}
 
 
 def _ci(x: dict[str, Any], key: str = "mean", spec: str = ".3f") -> str:
@@ -241,6 +241,7 @@ def game_lines(s: dict[str, Any]) -> list[str]:
         lines += ["Systems trained here only (`seeds/params.yaml`), each its base contender's config with these "
                   "changes, the same budget and seeds; they take no part in the selection:", ""]
         lines += [f"- {a}: {x['base']} with " + ", ".join(f"`{k}: {v}`" for k, v in x["changes"].items())
+                  + ("" if x.get("against", x["base"]) == x["base"] else f"; compared with {x['against']}")
                   for a, x in systems.items()] + [""]
     for name, contrasts in s["claims"].items():
         lines += [f"### {CLAIM_TITLES[name]}", "",

@@ -248,7 +248,8 @@ def test_seed_params_are_checked(tmp_path) -> None:
                              "is a study of doudizhu"),
                             ({"games": {"big2": {"study": f"{REPO}/params.yaml", "learners": ["ppo", "dmc"]}}},
                              "dmc not trained by"),
-                            ({"systems": {"x": {"base": "sarsa", "lr": 1e-3}}}, "a base among the contenders"),
+                            ({"systems": {"x": {"base": "sarsa", "lr": 1e-3}}}, "among the contenders"),
+                            ({"systems": {"x": {"base": "ppo", "against": "dqn", "lr": 1e-3}}}, "among the contenders"),
                             ({"systems": {"sarsa": {"base": "ppo", "lr": 1e-3}}}, "a name the study does not train"),
                             ({"systems": {"x": {"base": "ppo"}}}, "changes its base's config"),
                             ({"systems": {"x": {"base": "ppo", "seed": 3}}}, "not its seed"),
@@ -274,6 +275,10 @@ def test_a_system_is_compared_with_its_base_and_takes_no_part_in_the_selection()
     data["learners"] = ["ppo", "dqn"]
     data["systems"] = {"ppo_x": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
     s = seeds_report.game_statistics(data)
+    # compared with another contender where the system says so
+    other = seeds_report.game_statistics({**data, "systems": {"ppo_x": {**data["systems"]["ppo_x"], "against": "dqn"}}})
+    assert [(c["a"], c["b"]) for c in other["claims"]["systems_vs_base"]] == [("ppo_x", "dqn")]
+    assert "; compared with dqn" in "\n".join(seeds_report.game_lines(other))
     assert s["selection"]["study_choice"] == "ppo" and s["selection"]["mean_winner"] == "ppo"
     assert [c["b"] for c in s["claims"]["best"]] == ["dqn"]
     assert [(c["a"], c["b"], c["verdict"]) for c in s["claims"]["systems_vs_base"]] == [("ppo_x", "ppo", "a")]
@@ -311,7 +316,7 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
     for a in ("ppo", "sarsa"):
         for k in ("0", "1"):
             assert {x: data["runs"][a][k][x] for x in first["runs"][a][k]} == first["runs"][a][k]
-    assert data["systems"] == {"ppo_pass": {"base": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
+    assert data["systems"] == {"ppo_pass": {"base": "ppo", "against": "ppo", "changes": {"reward_pass_penalty": 0.1}}}
     assert data["runs"]["ppo_pass"]["1"]["config"]["reward_pass_penalty"] == 0.1
     from pipeline.regression import math_path  # where it ran: runs of other machines may sit beside it
     assert data["runs"]["ppo_pass"]["1"]["math_path"] == math_path()
