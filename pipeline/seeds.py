@@ -54,17 +54,26 @@ SETS = ("evaluation", "validation")
 
 
 @dataclasses.dataclass(frozen=True)
+class System:
+    """A configuration that the seed study trains beside the contenders and the study does not."""
+
+    base: str
+    """The contender whose config it starts from."""
+    changes: dict[str, Any]
+    """Its config changes (not the seed)."""
+    against: str
+    """The contender it is compared with: its base unless the params name another (the opponent pool
+    at plain PPO's decisions is compared with plain PPO)."""
+
+
+@dataclasses.dataclass(frozen=True)
 class GameSpec:
     study: str
     """The params spec of the game's study (``params.yaml``, ``params.yaml#doudizhu``)."""
     learners: tuple[str, ...]
     """Its contenders, in the order they are run."""
-    systems: dict[str, tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=dict)
-    """Systems trained here only (not by the study): name -> (the study learner it is built on, its
-    config changes). Each is run after the contenders and compared with :attr:`against`'s learner."""
-    against: dict[str, str] = dataclasses.field(default_factory=dict)
-    """Per system, the contender it is compared with: its base unless ``against`` names another (the
-    opponent pool at plain PPO's decisions is compared with plain PPO)."""
+    systems: dict[str, System] = dataclasses.field(default_factory=dict)
+    """By name, the systems trained here only (not by the study), run after the contenders."""
 
     def runs(self) -> tuple[str, ...]:
         """Every name that is trained: the contenders, then the systems."""
@@ -113,14 +122,13 @@ def load_seed_params(path: str | Path = PARAMS) -> SeedStudy:
         if len(own) != 1 or not own <= set(seeds):
             raise ValueError(f"{path}: games.{game}: the study trains with seed(s) {sorted(own)}, which must be one "
                              f"seed among seeds {seeds} (the study's choice is read on it)")
-        systems = _systems(path, game, g.get("systems") or {}, params, learners)
-        games[game] = GameSpec(g["study"], tuple(learners), {a: x[:2] for a, x in systems.items()},
-                               {a: x[2] for a, x in systems.items()})
+        games[game] = GameSpec(g["study"], tuple(learners), _systems(path, game, g.get("systems") or {}, params,
+                                                                     learners))
     return SeedStudy(tuple(seeds), raw["workers"], games)
 
 
 def _systems(path: str | Path, game: str, raw: Any, params: Params, learners: list[str]
-             ) -> dict[str, tuple[str, dict[str, Any], str]]:
+             ) -> dict[str, System]:
     """``games.GAME.systems``, checked: each a new name, built on one of the game's contenders
     (``base``), with changes that make a valid config of that learner, compared with ``against``
     (a contender; default: the base)."""
@@ -140,7 +148,7 @@ def _systems(path: str | Path, game: str, raw: Any, params: Params, learners: li
             dataclasses.replace(params.train[spec["base"]], **changes)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{where}.{name}: {e}") from None
-        out[name] = (spec["base"], changes, spec.get("against", spec["base"]))
+        out[name] = System(spec["base"], changes, spec.get("against", spec["base"]))
     return out
 
 
@@ -191,8 +199,10 @@ def only_game(study: SeedStudy, game: str) -> SeedStudy:
 def run_config(params: Params, learner: str, seed: int, spec: GameSpec | None = None) -> TrainConfig:
     """The study's config of ``learner`` with the training seed replaced, nothing else; a system of
     ``spec``: its base learner's, with the system's changes."""
-    base, changes = spec.systems[learner] if spec and learner in spec.systems else (learner, {})
-    return dataclasses.replace(params.train[base], seed=seed, **changes)
+    system = spec.systems.get(learner) if spec else None
+    if system is None:
+        return dataclasses.replace(params.train[learner], seed=seed)
+    return dataclasses.replace(params.train[system.base], seed=seed, **system.changes)
 
 
 def run_dir(runs: str | Path, game: str, learner: str, seed: int) -> Path:
@@ -339,7 +349,7 @@ def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], re
     data = {"game": game, "rules": params.rules, "study": spec.study, "seeds": list(study.seeds),
             "study_seed": params.train[spec.learners[0]].seed,
             "learners": [a for a in params.learners() if a in spec.learners],  # the study's order: its ties rule
-            "systems": {a: {"base": b, "against": spec.against[a], "changes": c} for a, (b, c) in spec.systems.items()},
+            "systems": {a: dataclasses.asdict(x) for a, x in spec.systems.items()},
             "algos": {a: run_config(params, a, 0, spec).algo for a in spec.runs()}, "opponents": first["opponents"],
             "sets": first["sets"], "runs": {a: {} for a in spec.runs()}}
     for r in records:
