@@ -113,7 +113,9 @@ def game_statistics(data: dict[str, Any], alpha: float = ALPHA) -> dict[str, Any
                     "validation": {s: float(valid_mean[a][i].mean()) for i, s in enumerate(seeds)},
                     "validation_mean": float(valid_mean[a].mean()),
                     "train_minutes": float(np.mean([data["runs"][a][s]["train_seconds"] for s in seeds])) / 60,
-                    "learner_decisions": _mean_of(data["runs"][a], seeds, "learner_decisions")}
+                    "learner_decisions": _mean_of(data["runs"][a], seeds, "learner_decisions"),
+                    "cpu_vendors": sorted({data["runs"][a][s].get("math_path", {}).get("cpu_vendor", "not recorded")
+                                           for s in seeds})}
     winners = {s: _choose({a: table[a]["validation"][s] for a in learners}, learners) for s in seeds}
     choice = winners[str(data["study_seed"])]
     mean_winner = _choose({a: table[a]["validation_mean"] for a in learners}, learners)

@@ -284,6 +284,7 @@ def test_a_system_is_compared_with_its_base_and_takes_no_part_in_the_selection()
     assert [(c["a"], c["b"], c["verdict"]) for c in s["claims"]["systems_vs_base"]] == [("ppo_x", "ppo", "a")]
     assert s["claims"]["systems_vs_base"][0]["difference"] == pytest.approx(0.125)
     assert s["learners"]["ppo_x"]["system"]["base"] == "ppo" and "system" not in s["learners"]["ppo"]
+    assert s["learners"]["ppo_x"]["cpu_vendors"] == ["not recorded"]  # records made before they named it
     md = "\n".join(seeds_report.game_lines(s))
     assert "| ppo_x (system on ppo) |" in md and "- ppo_x: ppo with `reward_pass_penalty: 0.1`" in md
     assert "\n| ppo_x | " not in md  # not in the selection's table
@@ -326,6 +327,7 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
     assert data["algos"]["ppo_pass"] == "ppo" and data["learners"] == ["ppo", "sarsa"]
     out = seeds_report.game_statistics(data)
     assert [(c["a"], c["b"]) for c in out["claims"]["systems_vs_base"]] == [("ppo_pass", "ppo")]
+    assert out["learners"]["ppo_pass"]["cpu_vendors"] == [math_path()["cpu_vendor"]]
     # a kept record made with another config (stored since the records hold it) is refused
     data["runs"]["sarsa"]["0"]["config"]["lr"] *= 2
     Path("reports/seeds/doudizhu.json").write_text(json.dumps(data))
