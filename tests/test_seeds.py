@@ -349,3 +349,26 @@ class _InProcess:
 
     def map(self, fn, items):
         return [fn(x) for x in items]
+
+
+def test_the_main_report_carries_the_seed_verdict_when_make_seeds_has_run(tmp_path) -> None:
+    from climbrl.report import seeds_lines
+
+    big2, ddz = load_params(REPO / "params.yaml"), load_params(f"{REPO / 'params.yaml'}#doudizhu")
+    reports = tmp_path / "reports"
+    assert seeds_lines(big2, reports) == [] and seeds_lines(ddz, reports / "doudizhu") == []  # not run: nothing
+    for game, text in (("big2", "not robust as a single winner: x"), ("doudizhu", "robust: y")):
+        (reports / "seeds" / game).mkdir(parents=True)
+        (reports / "seeds" / game / "report.json").write_text(json.dumps(
+            {"games": {game: {"seeds": [0, 1, 2], "study_seed": 0, "selection": {"study_choice": "dqn"},
+                              "verdict": {"text": text}}}}))
+    lines = seeds_lines(big2, reports)
+    assert "seeds 0, 1, 2" in lines[2] and "not robust as a single winner: x." in lines[2]
+    assert lines[2].endswith("(seeds/big2/report.md).")  # no best given: nothing more to say
+    assert "seed 0, this study's own config and seed, chose dqn where this report's run chose sarsa" in seeds_lines(
+        big2, reports, "sarsa")[2]
+    assert seeds_lines(big2, reports, "dqn")[2].endswith("(seeds/big2/report.md).")  # the same choice
+    assert "robust: y." in seeds_lines(ddz, reports / "doudizhu")[2]
+    assert "(../seeds/doudizhu/report.md)" in seeds_lines(ddz, reports / "doudizhu")[2]
+    (reports / "seeds" / "big2" / "report.json").write_text("{broken")
+    assert seeds_lines(big2, reports) == []

@@ -250,6 +250,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         if not game.free_for_all:
             md += [*_role_lines(finals, opponents, game), ""]
         md += [*selection, ""]
+        md += seeds_lines(params, reports, metrics["best_learner"])
         md += _deep_lines(evals, opponents, metrics, game)
         md += _deep_best_lines(reports, metrics)
     baselines = reports / "baselines.md"
@@ -639,6 +640,29 @@ def _deep_duel_lines(deep: dict[str, dict[str, dict[str, Any]]], opponents: Sequ
                     metrics["learners"][algo][f"deep_{k}/{o}/{role}"] = x[k]
             lines.append(f"| {algo} | {o} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def seeds_lines(params: Params, reports: Path, best: str | None = None) -> list[str]:
+    """Whether the best learner holds over training seeds, with a link, when ``make seeds`` has run
+    this game (``reports/seeds/GAME/report.json`` beside the main study's reports; nothing
+    otherwise): one training per learner is one trajectory (issue 32). Not a DVC dependency of the
+    report stage, as the tuning report is not: DVC would then run the seed study inside ``make run``;
+    the main report takes a new verdict up when it next runs."""
+    folder = (reports.parent if params.study else reports) / "seeds" / params.game
+    try:
+        entry = json.loads((folder / "report.json").read_text())["games"][params.game]
+        verdict, seeds = entry["verdict"]["text"], entry["seeds"]
+        choice, study_seed = entry["selection"]["study_choice"], entry["study_seed"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    link = f"../seeds/{params.game}/report.md" if params.study else f"seeds/{params.game}/report.md"
+    return ["## The best learner over training seeds (`make seeds`)", "",
+            f"Every contender trained again for seeds {', '.join(map(str, seeds))} and chosen on the validation deals "
+            f"as above (the seeds' own runs, on the machine that ran them): {verdict}. Per seed and over seeds, with "
+            f"the paired contrasts: [{link}]({link})."
+            + ("" if best in (None, choice) else
+               f" Its run of seed {study_seed}, this study's own config and seed, chose {choice} where this report's "
+               f"run chose {best}: the same run on another math path is another trajectory."), ""]
 
 
 def tune_lines(params: Params, reports: Path) -> list[str]:
