@@ -61,7 +61,10 @@ def main() -> None:
         results["loops"][name] = {
             "changes": changes, "epochs": epochs, "games_per_epoch": games, "wall_seconds": wall,
             "play_seconds": sum(r["play_seconds"] for r in hist), "update_seconds": update_seconds,
-            "learner_decisions": decisions, "updates": updates, "ms_per_update": 1000 * update_seconds / updates}
+            "learner_decisions": decisions, "updates": updates,
+            "ms_per_update": 1000 * update_seconds / updates if updates else None}
+        if not updates:
+            raise SystemExit(f"{name}: no update was made (replay never held a batch): raise --guide-games")
     # the full budget: the study's games and decisions an epoch; the guide makes one update per decision
     st, gd = results["loops"]["study"], results["loops"]["guide"]
     play, per_epoch = st["play_seconds"] / st["epochs"], st["learner_decisions"] / st["epochs"]

@@ -272,6 +272,7 @@ def run_one(job: Job) -> dict[str, Any]:
     started = time.perf_counter()
     from pipeline.regression import math_path
 
+    # the math path of the process that finished the run (a run resumed on another machine is not told apart)
     rec = {"game": job.game, "learner": job.learner, "seed": job.seed, **_expected(job), "math_path": math_path(),
            "policy_md5": _md5(out / "policy.pt"), "epochs": len(res["history"]),
            "learner_decisions": learner_decisions(out), "train_seconds": res["train_seconds"]}
@@ -306,7 +307,8 @@ def run(study: SeedStudy, runs: str | Path = RUNS, reports: str | Path = REPORTS
     todo = jobs(study, runs)
     names = {j.learner for j in todo}
     if set(only) - names:
-        raise ValueError(f"--only: {', '.join(sorted(set(only) - names))} not among the runs ({', '.join(names)})")
+        raise ValueError(f"--only: {', '.join(sorted(set(only) - names))} not among the runs "
+                         f"({', '.join(sorted(names))})")
     fresh = [j for j in todo if not only or j.learner in only]
     made = kept_records([j for j in todo if j not in fresh], reports)  # before any training: fail early
     with ProcessPoolExecutor(max_workers=workers or study.workers, mp_context=mp.get_context("spawn")) as pool:
@@ -322,7 +324,9 @@ def _key(job: Job) -> tuple[str, str, int]:
 def kept_records(todo: list[Job], reports: str | Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     """The records of ``todo`` in the ``reports/GAME.json`` already there (``ValueError`` for a run it
     lacks, or one played on other deals or opponents, or trained with another config where the record
-    holds its config), so that a system can be added without training every contender again."""
+    holds its config), so that a system can be added without training every contender again. A record
+    is kept as it is: one made before records held their config keeps none (its config was not
+    checked, so none is claimed)."""
     out, files = {}, {}
     for j in todo:
         path = Path(reports) / f"{j.game}.json"
@@ -337,7 +341,8 @@ def kept_records(todo: list[Job], reports: str | Path) -> dict[tuple[str, str, i
                 or rec.get("config", want["config"]) != want["config"]):
             raise ValueError(f"--only: {path} holds no record of {j.learner} seed {j.seed} with this config, "
                              "deals and opponents: run it too")
-        out[_key(j)] = {"game": j.game, "learner": j.learner, "seed": j.seed, **want, **rec}
+        out[_key(j)] = {"game": j.game, "learner": j.learner, "seed": j.seed, "opponents": want["opponents"],
+                        "sets": want["sets"], **rec}
     return out
 
 

@@ -243,6 +243,10 @@ def test_round_robin_ranks_by_total_score_with_an_interval_over_the_deals() -> N
     want = mean_summary(per_deal)
     assert a["adp"] == pytest.approx(want["mean"]) and a["adp_low"] < a["adp"] < a["adp_high"]
     assert (a["adp_low"], a["adp_high"]) == pytest.approx((want["low"], want["high"]))
+    # a participant without games has no ADP and no interval (not an error)
+    idle = summarize_round_robin(["A", "B", "C"], _sweep(0, 1, 4), resamples=10)["score_ranking"]
+    c = next(r for r in idle if r["participant"] == "C")
+    assert c["games"] == 0 and c["adp"] is None and c["adp_low"] is None and c["adp_high"] is None
 
 
 def test_round_robin_refuses_bad_input() -> None:

@@ -328,6 +328,12 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
     out = seeds_report.game_statistics(data)
     assert [(c["a"], c["b"]) for c in out["claims"]["systems_vs_base"]] == [("ppo_pass", "ppo")]
     assert out["learners"]["ppo_pass"]["cpu_vendors"] == [math_path()["cpu_vendor"]]
+    # a record made before records held their config is kept without one: no unchecked config is claimed
+    del data["runs"]["sarsa"]["1"]["config"]
+    Path("reports/seeds/doudizhu.json").write_text(json.dumps(data))
+    again = json.loads(seeds.run(study, only=("ppo_pass",))["doudizhu"].read_text())
+    assert "config" not in again["runs"]["sarsa"]["1"] and "config" in again["runs"]["sarsa"]["0"]
+    assert again["runs"]["sarsa"]["1"]["evaluation"] == first["runs"]["sarsa"]["1"]["evaluation"]
     # a kept record made with another config (stored since the records hold it) is refused
     data["runs"]["sarsa"]["0"]["config"]["lr"] *= 2
     Path("reports/seeds/doudizhu.json").write_text(json.dumps(data))

@@ -657,7 +657,7 @@ def seeds_lines(params: Params, reports: Path, best: str | None = None) -> list[
         return []
     link = f"../seeds/{params.game}/report.md" if params.study else f"seeds/{params.game}/report.md"
     return ["## The best learner over training seeds (`make seeds`)", "",
-            f"Every contender trained again for seeds {', '.join(map(str, seeds))} and chosen on the validation deals "
+            f"Every contender trained for seeds {', '.join(map(str, seeds))} and chosen on the validation deals "
             f"as above (the seeds' own runs, on the machine that ran them): {verdict}. Per seed and over seeds, with "
             f"the paired contrasts: [{link}]({link})."
             + ("" if best in (None, choice) else

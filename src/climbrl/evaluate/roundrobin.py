@@ -159,9 +159,10 @@ def _score_ranking(names: Sequence[str], points: np.ndarray, deal_points: np.nda
     rows = []
     for p, name in enumerate(names):
         has = deal_games[p] > 0
-        adp = mean_summary(deal_points[p, has] / deal_games[p, has])
+        adp = mean_summary(deal_points[p, has] / deal_games[p, has]) if has.any() else {"low": None, "high": None}
         rows.append({"participant": name, "total_points": float(points[p]), "games": int(deal_games[p].sum()),
-                     "adp": float(points[p] / deal_games[p].sum()), "adp_low": adp["low"], "adp_high": adp["high"]})
+                     "adp": float(points[p] / deal_games[p].sum()) if has.any() else None,
+                     "adp_low": adp["low"], "adp_high": adp["high"]})
     rows.sort(key=lambda r: (-r["total_points"], r["participant"]))
     return rows
 
