@@ -149,6 +149,11 @@ def test_report_html_renders_bold_and_inline_code() -> None:
     assert "<p>Best learner: <strong>ppo</strong>, see <code>x &lt; y</code>.</p>" in page
     assert "<td><strong>mcq</strong></td><td><code>dqn</code></td>" in page
     assert "**" not in page and "`" not in page
+    md = "## Seeds (`make seeds`)\n\nSee [seeds/big2/report.md](seeds/big2/report.md); not [x](javascript:alert(1)).\n"
+    page = _html(md, [], load_params(REPO / "params.yaml"))
+    assert "<h2>Seeds (<code>make seeds</code>)</h2>" in page
+    assert '<a href="seeds/big2/report.md">seeds/big2/report.md</a>' in page and "javascript" in page
+    assert 'href="javascript' not in page
 
 
 def test_report_without_the_public_agent_says_so(study_dir, monkeypatch) -> None:

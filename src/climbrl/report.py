@@ -693,9 +693,11 @@ def _budget(params: Params) -> str:
 
 
 def _inline(text: str) -> str:
-    """Escaped text with Markdown's inline ``**bold**`` and `` `code` `` as HTML."""
+    """Escaped text with Markdown's inline ``**bold**``, `` `code` `` and ``[text](relative link)`` as
+    HTML (a link to another of the generated reports; an address with a scheme stays text)."""
     out = html.escape(text)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\[([^\]]+)\]\(([^():\s]+)\)", r'<a href="\2">\1</a>', out)
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
 
 
@@ -739,7 +741,7 @@ def html_page(markdown: str, figures: list[Path], title: str) -> str:
         flush_table()
         if line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
+            body.append(f"<h{level}>{_inline(line.lstrip('#').strip())}</h{level}>")
         elif line.startswith("![") and "](" in line:
             name = line.split("](")[1].rstrip(")").split("/")[-1]
             if name in images:
