@@ -7,17 +7,23 @@ the results committed in ``ci/regression_band.yaml`` (Big 2: PPO, the paper rule
 The training and the evaluation are deterministic on their seeds, so a gate catches every change
 of behaviour, not only a collapse:
 
-- **exact**: on the math path the expected results were measured on (CPU vendor, ATen's CPU
+- **exact**: on a math path the expected results were measured on (CPU vendor, ATen's CPU
   capability, the torch and numpy versions, MKL_CBWR and ATEN_CPU_CAPABILITY: :func:`math_path`),
-  every opponent's win count must equal the committed one;
-- **band**: on another path, floating-point sums may differ in their last bits and move a greedy
-  choice now and then, so the gate is two-sided and statistical: a result fails when the 99%
-  Newcombe interval of its difference from the committed win rate excludes 0 (either way: an
-  unexplained gain is a change of behaviour too).
+  every opponent's win count must equal the one committed for that path. A file holds its first
+  measurement (``expected``, ``math_path``) and, under ``other_paths``, the same code measured on
+  other paths (``--write --add-path`` on such a machine): the project's machines are of more than
+  one CPU vendor, and on another path a short training is another trajectory (issue 32 saw one
+  gate's count against greedy move from 219 to 294 of 600 between an AMD and an Intel machine);
+- **band**: on a path with no measurement, the gate is two-sided and statistical around the first
+  measurement: a result fails when the 99% Newcombe interval of its difference from the committed
+  win rate excludes 0 (either way: an unexplained gain is a change of behaviour too). It holds the
+  evaluation's noise, not a new trajectory's: measure the path when it fails there with code that
+  has not changed.
 
 A change that is meant to move the results (anything the training or evaluation computes: a
 learner, the encoder, the network, the rules, the seeds or the order of random draws) rewrites them
-with ``python -m pipeline.regression --band FILE --write`` and commits the file with the change;
+with ``python -m pipeline.regression --band FILE --write`` (which drops the other paths'
+measurements: they were of the old code) and commits the file with the change;
 a change that is not (reports, CLI, pipeline plumbing) must leave them equal.
 ``python -m pipeline.regression [--band FILE]`` runs one gate (exit 1 on failure).
 
@@ -62,11 +68,25 @@ def load_band(path: Path = BAND) -> dict[str, Any]:
         raise ValueError(f"{path}: expected 'train', 'evaluate' and 'opponents' sections")
     if not isinstance(data["opponents"], list) or not data["opponents"]:
         raise ValueError(f"{path}: 'opponents' must be a non-empty list")
-    for opp, e in (data.get("expected") or {}).items():
-        if (opp not in data["opponents"] or not isinstance(e, dict)
-                or not all(isinstance(e.get(k), int) for k in ("wins", "games")) or not 0 <= e["wins"] <= e["games"]):
-            raise ValueError(f"{path}: expected.{opp} must be an opponent's {{wins, games}} with 0 <= wins <= games")
+    others = data.get("other_paths") or []
+    if not isinstance(others, list) or not all(isinstance(o, dict) and set(o) == {"expected", "math_path"}
+                                               for o in others):
+        raise ValueError(f"{path}: other_paths must be a list of {{expected, math_path}}")
+    for where, expected in [("expected", data.get("expected")), *((f"other_paths[{i}].expected", o["expected"])
+                                                                  for i, o in enumerate(others))]:
+        for opp, e in (expected or {}).items():
+            if (opp not in data["opponents"] or not isinstance(e, dict)
+                    or not all(isinstance(e.get(k), int) for k in ("wins", "games"))
+                    or not 0 <= e["wins"] <= e["games"]):
+                raise ValueError(f"{path}: {where}.{opp} must be an opponent's {{wins, games}} with "
+                                 "0 <= wins <= games")
     return data
+
+
+def measurements(spec: dict[str, Any]) -> list[tuple[dict[str, str] | None, dict[str, Any]]]:
+    """Every (math path, expected results) of a band file, the first measurement first."""
+    return [(spec.get("math_path"), spec.get("expected") or {}),
+            *((o["math_path"], o["expected"]) for o in spec.get("other_paths") or [])]
 
 
 def math_path() -> dict[str, str]:
@@ -125,17 +145,20 @@ def wins(result: dict[str, float]) -> int:
 
 def gate(results: dict[str, dict[str, float]], spec: dict[str, Any], path: dict[str, str] | None = None,
          alpha: float = ALPHA) -> list[str]:
-    """The failures of ``results`` against the committed ``spec["expected"]``: exact win counts on
-    the recorded math path (``path``, default this machine's), a two-sided band elsewhere."""
+    """The failures of ``results`` against the committed results: exact win counts on a recorded
+    math path (``path``, default this machine's; against that path's measurement), a two-sided band
+    around the first measurement elsewhere."""
     from scipy.stats import norm
 
     from climbrl.evaluate.stats import newcombe_interval
 
-    expected = spec.get("expected") or {}
+    path = path if path is not None else math_path()
+    known = [e for p, e in measurements(spec) if p == path]
+    exact = bool(known)
+    expected = known[0] if known else spec.get("expected") or {}
     missing = [o for o in spec["opponents"] if o not in expected]
     if missing:
         return [f"no expected result for {', '.join(missing)}: measure them with --write"]
-    exact = (path if path is not None else math_path()) == spec.get("math_path")
     failures = []
     for opp in spec["opponents"]:
         r, e = results[opp], expected[opp]
@@ -153,18 +176,26 @@ def gate(results: dict[str, dict[str, float]], spec: dict[str, Any], path: dict[
     return failures
 
 
-def write_expected(band_file: Path, spec: dict[str, Any], results: dict[str, dict[str, float]]) -> None:
+def write_expected(band_file: Path, spec: dict[str, Any], results: dict[str, dict[str, float]],
+                   add_path: bool = False) -> None:
     """Rewrite ``band_file`` with ``results`` as the expected ones, measured on this math path
-    (the file's leading comment lines are kept)."""
+    (the file's leading comment lines are kept): the only measurement, or with ``add_path`` this
+    path's beside the others (the same code measured on another machine; replaces this path's)."""
     text = Path(band_file).read_text()
     header = []
     for line in text.splitlines():
         if not line.startswith("#"):
             break
         header.append(line)
-    body = {k: v for k, v in spec.items() if k not in ("expected", "math_path")}
-    body["expected"] = {o: {"wins": wins(results[o]), "games": int(results[o]["games"])} for o in spec["opponents"]}
-    body["math_path"] = math_path()
+    body = {k: v for k, v in spec.items() if k not in ("expected", "math_path", "other_paths")}
+    mine = {"expected": {o: {"wins": wins(results[o]), "games": int(results[o]["games"])} for o in spec["opponents"]},
+            "math_path": math_path()}
+    kept = [{"expected": e, "math_path": p} for p, e in measurements(spec) if p != mine["math_path"] and e] \
+        if add_path else []
+    first, *others = [*kept, mine] if kept and spec.get("math_path") != mine["math_path"] else [mine, *kept]
+    body.update(first)
+    if others:
+        body["other_paths"] = others
     Path(band_file).write_text("\n".join(header) + "\n" + yaml.safe_dump(body, sort_keys=False))
 
 
@@ -174,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="runs/regression")
     p.add_argument("--agent", help="evaluate this agent instead of training (e.g. random: must fail)")
     p.add_argument("--write", action="store_true", help="record the results as the expected ones (after a "
-                                                            "change meant to move them)")
+                                                            "change meant to move them; drops other paths')")
+    p.add_argument("--add-path", action="store_true", help="with --write: add this math path's results beside "
+                   "the other paths' (the same code, measured on another machine)")
     args = p.parse_args(argv)
     try:
         spec = load_band(Path(args.band))
@@ -193,12 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.agent:
             print("error: --write records a training's results, not --agent's", file=sys.stderr)
             return 2
-        write_expected(Path(args.band), spec, results)
+        write_expected(Path(args.band), spec, results, add_path=args.add_path)
         print(f"wrote the expected results to {args.band}")
         return 0
     path = math_path()
     failures = gate(results, spec, path=path)
-    mode = "exact" if path == spec.get("math_path") else f"two-sided band at {1 - ALPHA:.0%}"
+    mode = "exact" if any(p == path for p, _ in measurements(spec)) else f"two-sided band at {1 - ALPHA:.0%}"
     print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "mode": mode, "failures": failures}))
     if failures:
         print("REGRESSION GATE FAILED (a change meant to move the results rewrites them: --write):\n  "

@@ -208,7 +208,7 @@ def test_regression_gate_fails_a_weakened_agent_and_a_stronger_one() -> None:
     """The Big 2 gate is two-sided around its committed win counts: an agent that acts at random
     fails it, and so does the much stronger heuristic, both on the math path the counts were measured on
     (exact counts) and on any other (the band: there the heuristic fails against at least one baseline,
-    against random its rate may lie within the band); the committed counts themselves pass."""
+    against random its rate may lie within the band); each measured path's counts pass on that path."""
     spec = regression.load_band()
     assert set(spec["expected"]) == set(spec["opponents"])  # measured and committed (--write)
     own, other = spec["math_path"], {"cpu_vendor": "another"}
@@ -218,9 +218,11 @@ def test_regression_gate_fails_a_weakened_agent_and_a_stronger_one() -> None:
     strong = regression.evaluate_agent("heuristic", spec)
     assert len(regression.gate(strong, spec, path=own)) == len(spec["opponents"]), strong
     assert regression.gate(strong, spec, path=other), strong
+    for path, expected in regression.measurements(spec):  # each measured path's own counts pass there
+        as_measured = {o: {"win_rate": e["wins"] / e["games"], "games": e["games"]} for o, e in expected.items()}
+        assert regression.gate(as_measured, spec, path=path) == []
     as_committed = {o: {"win_rate": e["wins"] / e["games"], "games": e["games"]} for o, e in spec["expected"].items()}
-    assert regression.gate(as_committed, spec) == []
-    assert regression.gate(as_committed, spec, path={"cpu_vendor": "another"}) == []
+    assert regression.gate(as_committed, spec, path=other) == []
 
 
 def test_regression_gate_is_exact_on_its_math_path_and_a_band_elsewhere() -> None:
@@ -260,6 +262,34 @@ def test_regression_band_file_errors_and_write(tmp_path) -> None:
     again = regression.load_band(good)
     assert again["expected"] == {"random": {"wins": 5, "games": 8}, "greedy": {"wins": 2, "games": 8}}
     assert again["math_path"] == regression.math_path() and again["train"] == spec["train"]
+
+    # the same code measured on another machine is added beside the first (--write --add-path); the gate is
+    # exact on each measured path against its own counts, and a band around the first elsewhere
+    amd = {**regression.math_path(), "cpu_vendor": "AuthenticAMD-test"}
+    first = {**again, "math_path": amd}
+    good.write_text(yaml.safe_dump(first))
+    regression.write_expected(good, regression.load_band(good), {"random": {"win_rate": 0.5, "games": 8},
+                                                                 "greedy": {"win_rate": 0.375, "games": 8}},
+                              add_path=True)
+    both = regression.load_band(good)
+    assert both["math_path"] == amd and both["expected"]["random"]["wins"] == 5  # the first stays first
+    assert both["other_paths"] == [{"expected": {"random": {"wins": 4, "games": 8}, "greedy": {"wins": 3, "games": 8}},
+                                    "math_path": regression.math_path()}]
+
+    def res(r: int, g: int) -> dict:
+        return {"random": {"win_rate": r / 8, "games": 8}, "greedy": {"win_rate": g / 8, "games": 8}}
+
+    assert regression.gate(res(4, 3), both) == []  # this path: its own counts, exactly
+    assert len(regression.gate(res(5, 2), both)) == 2  # the first path's counts are not this path's
+    assert regression.gate(res(5, 2), both, path=amd) == []
+    assert regression.gate(res(5, 2), both, path={"cpu_vendor": "another"}) == []  # a band around the first
+    # a plain --write (a change meant to move the counts) leaves this path's alone: the others were of old code
+    regression.write_expected(good, both, res(6, 1))
+    alone = regression.load_band(good)
+    assert "other_paths" not in alone and alone["math_path"] == regression.math_path()
+    good.write_text(yaml.safe_dump({**both, "other_paths": [{"expected": {}}]}))
+    with pytest.raises(ValueError, match="other_paths must be"):
+        regression.load_band(good)
 
 
 def test_dvc_yaml_declares_the_study(tmp_path) -> None:
