@@ -217,11 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = evaluate_agent(args.agent, spec) if args.agent else train_and_evaluate(spec, Path(args.out))
     game = spec["train"].get("game", GAME)
+    path = math_path()
+    mine = [e for p, e in measurements(spec) if p == path]  # this path's committed counts, else the first's
+    committed = mine[0] if mine else spec.get("expected") or {}
     for opp, r in results.items():
-        e = (spec.get("expected") or {}).get(opp)
+        e = committed.get(opp)
         print(f"regression ({game}): vs {opp}: {wins(r)}/{r['games']} = {r['win_rate']:.3f} "
               f"[{r['win_rate_low']:.3f}, {r['win_rate_high']:.3f}]"
-              + (f", committed {e['wins']}/{e['games']}" if e else ""))
+              + (f", committed {e['wins']}/{e['games']}" + ("" if mine else " (another math path)") if e else ""))
     if args.write:
         if args.agent:
             print("error: --write records a training's results, not --agent's", file=sys.stderr)
@@ -229,7 +232,6 @@ def main(argv: list[str] | None = None) -> int:
         write_expected(Path(args.band), spec, results, add_path=args.add_path)
         print(f"wrote the expected results to {args.band}")
         return 0
-    path = math_path()
     failures = gate(results, spec, path=path)
     mode = "exact" if any(p == path for p, _ in measurements(spec)) else f"two-sided band at {1 - ALPHA:.0%}"
     print(json.dumps({"seconds": round(time.perf_counter() - start, 1), "mode": mode, "failures": failures}))

@@ -17,7 +17,7 @@
   PostgreSQL URL, or ``CLIMBRL_TUNE_STORAGE``, with ``study_workers`` processes per study), and
   are resumed: a rerun keeps the finished trials and runs only the missing ones (raising
   ``trials`` extends a study). Every trial is a live MLflow run (nested under its study's run).
-  Then each study's trials, importances and CPU time go to ``reports/tune/studies.json``.
+  Then each study's trials, importances and CPU time go to ``reports/tune/studies/GAME.json``.
 - ``compare`` (``python -m pipeline.tuning compare``): the best configuration of every study
   (chosen on the study's deals) is trained at the study's full budget for every seed of
   ``seeds``, beside the default config for the same seeds, both played on the versioned
@@ -25,6 +25,10 @@
   runs, resumable, a finished one skipped). A default run that ``make seeds`` already finished
   with the same config and deals is reused, not trained again. Records: ``reports/tune/GAME.json``.
 - The report (:mod:`pipeline.tuning_report`): ``reports/tune/report.md`` and ``.html``.
+
+Both steps take ``--game GAME`` (one game's studies or runs alone): the stages are per game
+(``study@GAME``, ``compare@GAME``), so that one game's part fits a working session and its records
+are committed before the other's start (``dvc repro tune/dvc.yaml:compare@doudizhu``).
 """
 
 from __future__ import annotations
@@ -258,6 +262,34 @@ class StudyJob:
     runs: str
 
 
+def only(t: Tuning, game: str | None) -> Tuning:
+    """``t`` with one game's studies (``--game``), or all of them (None)."""
+    if game is None:
+        return t
+    if game not in t.games:
+        raise ValueError(f"no game {game!r} in the tuning params (games: {', '.join(t.games)})")
+    return dataclasses.replace(t, games={game: t.games[game]})
+
+
+def studies_path(reports: str | Path, game: str) -> Path:
+    """One game's study summaries (:func:`write_studies`)."""
+    return Path(reports) / "studies" / f"{game}.json"
+
+
+def load_studies(reports: str | Path = REPORTS) -> dict[str, Any] | None:
+    """Every game's study summaries in ``reports`` as one ``{"storage", "games"}`` record (the
+    games in the order of their files' names), or None when no study has been summarized yet."""
+    files = sorted((Path(reports) / "studies").glob("*.json"))
+    if not files:
+        return None
+    out: dict[str, Any] = {"games": {}}
+    for f in files:
+        data = json.loads(f.read_text())
+        out["storage"] = data["storage"]
+        out["games"].update(data["games"])
+    return out
+
+
 def study_jobs(t: Tuning, runs: str | Path = RUNS) -> list[StudyJob]:
     """Every study's workers, ``study_workers`` each, the games' learner lists interleaved."""
     per_game = [[StudyJob(game, a, study_name(game, a), spec, t.storage, t.mlflow, str(runs))
@@ -358,10 +390,10 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
     _check_setup(job, storage, setup)
     print(f"tune: study {job.study} ({job.spec.trials} trials, rungs {job.spec.rungs()} epochs)", file=sys.stderr,
           flush=True)
-    folder = Path(job.runs) / "study"
+    folder = Path(job.runs) / "study" / job.game
     with single_thread():
         result = run_study(tp, storage=storage, study_name=job.study, out_dir=folder / "trials",
-                         best_yaml=folder / "best" / f"{job.game}-{job.learner}.yaml", track=job.mlflow,
+                         best_yaml=folder / "best" / f"{job.learner}.yaml", track=job.mlflow,
                          tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base,
                          keep_checkpoints=False)
     _check_setup(job, storage, setup)  # a new study gets its setup recorded
@@ -397,9 +429,12 @@ def prepare_tracking(t: Tuning) -> None:
 
 
 def run_studies(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
-                workers: int | None = None) -> Path:
-    """Every study (``workers`` processes), then ``reports/studies.json``."""
+                workers: int | None = None) -> list[Path]:
+    """Every study of ``t``'s games (``workers`` processes), then each game's
+    ``reports/studies/GAME.json``."""
     prepare_tracking(t)
+    for game in t.games:  # the stage's output, also where the trials run on other machines (a shared store)
+        (Path(runs) / "study" / game).mkdir(parents=True, exist_ok=True)
     _pool_map(run_study_job, study_jobs(t, runs), workers or t.workers)
     return write_studies(t, reports)
 
@@ -451,14 +486,16 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
     return out
 
 
-def write_studies(t: Tuning, reports: str | Path = REPORTS) -> Path:
-    """``reports/studies.json``: the schedule, the objective and every study's summary."""
+def write_studies(t: Tuning, reports: str | Path = REPORTS) -> list[Path]:
+    """``reports/studies/GAME.json`` for each game of ``t``: the schedule, the objective and every
+    study's summary."""
     from climbrl.tune import shown_url
 
-    data: dict[str, Any] = {"storage": shown_url(t.storage), "games": {}}
+    paths = []
     for game, spec in t.games.items():
         params = load_params(spec.study)
         deals = objective_deals(spec, params)
+        data: dict[str, Any] = {"storage": shown_url(t.storage), "games": {}}
         data["games"][game] = {
             "study": spec.study, "rules": params.rules, "pruner": spec.pruner, "rungs": spec.rungs(),
             "reduction_factor": spec.reduction_factor, "trials": spec.trials,
@@ -467,10 +504,11 @@ def write_studies(t: Tuning, reports: str | Path = REPORTS) -> Path:
             "objective": {"opponent": spec.opponent, "games": spec.objective_games, "deals": len(deals),
                           "deal_seed": spec.deal_seed, "purpose": "train-eval"},
             "studies": {a: study_summary(t, game, a) for a in spec.learners}}
-    path = Path(reports) / "studies.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
+        path = studies_path(reports, game)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        paths.append(path)
+    return paths
 
 
 # --- the comparison at the full budget --------------------------------------------------------------
@@ -525,10 +563,22 @@ def run_compare_job(job: Any) -> dict[str, Any]:
     return rec
 
 
+def studies_for(t: Tuning, reports: str | Path = REPORTS) -> dict[str, Any]:
+    """The study summaries the comparison of ``t``'s games starts from; a ``ValueError`` naming a
+    game whose studies have not run."""
+    studies = load_studies(reports) or {"games": {}}
+    missing = [g for g in t.games if g not in studies["games"]]
+    if missing:
+        raise ValueError(f"no study summary of {', '.join(missing)} in {Path(reports) / 'studies'}: run "
+                         f"python -m pipeline.tuning study --game {missing[0]} first")
+    return studies
+
+
 def run_compare(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
                 workers: int | None = None) -> dict[str, Path]:
-    """Every run of the comparison (``workers`` processes), then each game's ``reports/GAME.json``."""
-    studies = json.loads((Path(reports) / "studies.json").read_text())
+    """Every run of the comparison of ``t``'s games (``workers`` processes), then each game's
+    ``reports/GAME.json``."""
+    studies = studies_for(t, reports)
     todo = compare_jobs(t, studies, runs)
     records = _pool_map(run_compare_job, todo, workers or t.workers)
     out = {}
@@ -578,18 +628,22 @@ def main(argv: list[str] | None = None) -> int:
                    "comparison, or the study stage's epoch counts (the report: python -m pipeline.tuning_report)")
     p.add_argument("--params", default=str(PARAMS))
     p.add_argument("--workers", type=int, help="processes at a time (default: the params' workers)")
+    p.add_argument("--game", help="one game's studies or runs alone (default: every game of the params)")
     p.add_argument("--runs", default=str(RUNS))
     p.add_argument("--reports", default=str(REPORTS))
     args = p.parse_args(argv)
     try:
-        t = load_tuning(args.params)
+        t = only(load_tuning(args.params), args.game)
+        if args.step == "compare":
+            studies_for(t, args.reports)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.step == "estimate":
         print(json.dumps(estimate(t), indent=1))
     elif args.step == "study":
-        print(run_studies(t, args.runs, args.reports, args.workers))
+        for path in run_studies(t, args.runs, args.reports, args.workers):
+            print(path)
     else:
         for path in run_compare(t, args.runs, args.reports, args.workers).values():
             print(path)

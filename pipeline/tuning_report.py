@@ -4,7 +4,7 @@ embedded, nothing fetched), ``report.json`` (the headline the main reports quote
 per game (``figures/slices-GAME.png``, matplotlib) and each tuned configuration as a YAML file that
 ``climbrl train --config`` takes (``tuned/GAME-LEARNER.yaml``).
 
-From ``reports/tune/studies.json`` (the studies: :func:`pipeline.tuning.write_studies`) and
+From ``reports/tune/studies/GAME.json`` (the studies: :func:`pipeline.tuning.write_studies`) and
 ``reports/tune/GAME.json`` (the full-budget comparison: :func:`pipeline.tuning.run_compare`):
 
 - per study, every trial with its state, the epochs it trained (its budget) and its objective at
@@ -29,6 +29,7 @@ import numpy as np
 import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline.tuning import load_studies
 
 PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
 REPORTS = Path("reports/tune")
@@ -236,7 +237,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
              "evaluation and validation deals), the same deals for every trial and rung.", "",
              "### Tuned against default at the full budget", ""]
     if cmp is None or data is None:
-        lines += ["Not run yet (`python -m pipeline.tuning compare`).", ""]
+        lines += [f"Not run yet (`dvc repro tune/dvc.yaml:compare@{game}`).", ""]
     else:
         opps = data["opponents"]
         ev = data["sets"]["evaluation"]
@@ -290,14 +291,17 @@ METHOD = ("tuned minus default on the mean win rate over the baselines, per deal
           "difference that does not survive it is no difference shown")
 
 
-def report(reports: str | Path = REPORTS, seeds: list[int] | None = None) -> Path:
+def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games: list[str] | None = None) -> Path:
     """``report.md``, ``report.html``, ``report.json``, the figures and the tuned configurations in
-    ``reports``, from ``studies.json`` and each game's comparison records there (a game whose
-    comparison has not run is said to be not run yet)."""
+    ``reports``, from the games' study summaries (``studies/GAME.json``) and comparison records
+    there (a game whose comparison has not run is said to be not run yet, and so is a game of
+    ``games``, the params', whose studies have not)."""
     from climbrl.report import html_page
 
     reports = Path(reports)
-    studies = json.loads((reports / "studies.json").read_text())
+    studies = load_studies(reports)
+    if studies is None:
+        raise ValueError(f"{reports / 'studies'}: no studies yet (python -m pipeline.tuning study writes them)")
     lines = ["# Tuning that pays off", "",
              "Per game and learner an Optuna study over the learner's own hyperparameters under a multi-fidelity "
              "schedule, chosen on the study's own deals; then the best configuration retrained at the study's full "
@@ -326,6 +330,9 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None) -> Pat
                                      "holm_p": x["contrast"]["holm_p"]} for a, x in cmp.items()}
             heads.append(entry["headline"])
         out["games"][game] = entry
+    for game in games or []:
+        if game not in studies["games"]:
+            lines += [f"## {game}", "", f"Studies not run yet (`dvc repro tune/dvc.yaml:study@{game}`).", ""]
     if heads:
         lines[2:2] = ["**Headline:** " + " ".join(h + "." for h in heads), ""]
     md = "\n".join(lines)
@@ -340,12 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--params", default=str(PARAMS), help="the tuning params (its seeds)")
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
     args = p.parse_args(argv)
-    if not (Path(args.reports) / "studies.json").exists():
-        print(f"error: {Path(args.reports) / 'studies.json'}: no studies yet (python -m pipeline.tuning study "
-              "writes it)", file=sys.stderr)
+    if load_studies(args.reports) is None:
+        print(f"error: {Path(args.reports) / 'studies'}: no studies yet (python -m pipeline.tuning study "
+              "writes them)", file=sys.stderr)
         return 2
     raw = yaml.safe_load(Path(args.params).read_text())  # checked by the studies (pipeline.tuning.load_tuning)
-    print(report(args.reports, raw.get("seeds")))
+    print(report(args.reports, raw.get("seeds"), list(raw.get("games") or {})))
     return 0
 
 

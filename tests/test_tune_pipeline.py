@@ -74,17 +74,31 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
     runs = mlflow.search_runs(experiment_names=["t-tune"], filter_string="tags.stage = 'tune-trial'")
     assert len(runs) == 2 and set(runs["tags.study"]) == {"tune-big2-ppo"}
 
+    # one game alone (the per-game stage study@doudizhu): its summary only, the other game's studies untouched
+    assert tuning.main(["study", "--params", "tune.yaml", "--game", "doudizhu"]) == 0
+    assert [p.name for p in Path("reports/tune/studies").iterdir()] == ["doudizhu.json"]
+    assert len(_trials("tune-doudizhu-mcq")) == 3 and len(_trials("tune-big2-ppo")) == 2
+    assert tuning.main(["study", "--params", "tune.yaml", "--game", "chess"]) == 2
+    assert tuning.main(["compare", "--params", "tune.yaml", "--game", "big2"]) == 2  # its studies not run yet
+    assert tuning_report.main(["--params", "tune.yaml"]) == 0  # the report says what has not run yet
+    md = Path("reports/tune/report.md").read_text()
+    assert "Studies not run yet (`dvc repro tune/dvc.yaml:study@big2`)" in md
+    assert "Not run yet (`dvc repro tune/dvc.yaml:compare@doudizhu`)" in md and "#### mcq" in md
+
     studies = tuning.run_studies(t)  # resumes ppo's study (its 2 trials kept, 1 more), runs the others
+    assert [p.name for p in studies] == ["big2.json", "doudizhu.json"]
     again = _trials("tune-big2-ppo")
     assert len(again) == 3
     assert [(x.number, x.datetime_start, x.params) for x in again[:2]] == [(x.number, x.datetime_start, x.params)
                                                                           for x in first]
     assert again[2].params not in [x.params for x in first]  # the resumed sampler does not redraw the first trials
     assert tuning.main(["study", "--params", "tune.yaml"]) == 0  # a finished study runs nothing more
-    trials = Path("runs/tune/study/trials")  # each trial keeps its policy and curve, not its (large) checkpoint
+    trials = Path("runs/tune/study")  # each trial keeps its policy and curve, not its (large) checkpoint
     assert len(list(trials.rglob("policy.pt"))) == 9 and not list(trials.rglob("checkpoint.pt"))
+    assert len(list(Path("runs/tune/study/doudizhu/trials").rglob("policy.pt"))) == 3  # each game's in its folder
     assert len(_trials("tune-big2-ppo")) == 3 and len(_trials("tune-doudizhu-mcq")) == 3
-    data = json.loads(studies.read_text())
+    data = tuning.load_studies()
+    assert list(data["games"]) == ["big2", "doudizhu"]
     for g in data["games"].values():  # a trial that trained the top rung completed; a pruned one stopped below it
         for s in g["studies"].values():
             assert all((x["state"] == "COMPLETE") == (x["epochs"] == 2) for x in s["trials"]), s["trials"]
@@ -263,10 +277,10 @@ def test_a_study_on_a_shared_database_is_run_by_several_workers(tune_dir, postgr
 
     trials = load_shared_study("tune-big2-ppo", postgres_url).trials
     assert len(trials) == 3 and all(x.state.name in ("COMPLETE", "PRUNED") for x in trials)  # 3 in all, not 3 each
-    data = json.loads(Path("reports/tune/studies.json").read_text())
+    data = json.loads(Path("reports/tune/studies/big2.json").read_text())
     assert len(data["games"]["big2"]["studies"]["ppo"]["trials"]) == 3
     from sqlalchemy.engine import make_url
 
     password = make_url(postgres_url).password
     if password:  # the report's store is named with its password hidden
-        assert password not in Path("reports/tune/studies.json").read_text() and "***" in data["storage"]
+        assert password not in Path("reports/tune/studies/big2.json").read_text() and "***" in data["storage"]
