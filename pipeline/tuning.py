@@ -428,11 +428,27 @@ def prepare_tracking(t: Tuning) -> None:
         print(f"tune: trials in MLflow at {track.runs_address(uri, k.experiment)}", file=sys.stderr, flush=True)
 
 
+def prepare_store(storage: str) -> None:
+    """Create Optuna's tables in ``storage`` before the workers start: two processes that open a
+    fresh SQLite store at once collide in its schema creation (``table alembic_version already
+    exists``: seen in one of three tries), and the loser's study never ran. A shared database is
+    opened as its workers open it (:func:`climbrl.tune.open_shared_storage`, under its lock)."""
+    import optuna
+
+    from climbrl.tune import open_shared_storage, shared_storage
+
+    if shared_storage(storage):
+        open_shared_storage(storage)
+    else:
+        optuna.storages.RDBStorage(worker_storage(storage))
+
+
 def run_studies(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORTS,
                 workers: int | None = None) -> list[Path]:
     """Every study of ``t``'s games (``workers`` processes), then each game's
     ``reports/studies/GAME.json``."""
     prepare_tracking(t)
+    prepare_store(t.storage)
     for game in t.games:  # the stage's output, also where the trials run on other machines (a shared store)
         (Path(runs) / "study" / game).mkdir(parents=True, exist_ok=True)
     _pool_map(run_study_job, study_jobs(t, runs), workers or t.workers)

@@ -284,3 +284,16 @@ def test_a_study_on_a_shared_database_is_run_by_several_workers(tune_dir, postgr
     password = make_url(postgres_url).password
     if password:  # the report's store is named with its password hidden
         assert password not in Path("reports/tune/studies/big2.json").read_text() and "***" in data["storage"]
+
+
+def test_the_store_is_made_before_the_workers_open_it(tmp_path) -> None:
+    """Two workers opening a fresh SQLite store at once collide in Optuna's schema creation (one of
+    three tries here: the loser's study never ran), so the parent makes it first; again is harmless."""
+    import sqlalchemy
+
+    url = f"sqlite:///{tmp_path / 'store' / 'optuna.db'}"
+    tuning.prepare_store(url)
+    tuning.prepare_store(url)
+    tables = set(sqlalchemy.inspect(sqlalchemy.create_engine(url)).get_table_names())
+    assert {"studies", "trials", "alembic_version"} <= tables
+    optuna.create_study(study_name="x", storage=url)  # and it is Optuna's store, usable as it is
