@@ -78,7 +78,9 @@ def test_the_record_download_is_what_the_engine_replays(client) -> None:
 
 
 def _cards_outside_public_fields(view) -> str:
-    public = {"hand", "events", "to_beat", "trick", "kitty", "legal", "must_include"}
+    """The response's text without the fields that may show cards, and without the table's id:
+    a random URL-safe token, which may spell a card id by chance (``...Sc9D...``)."""
+    public = {"hand", "events", "to_beat", "trick", "kitty", "legal", "must_include", "id"}
     return json.dumps({k: v for k, v in view.items() if k not in public})
 
 
