@@ -473,6 +473,7 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
     trials = []
     for tr in study.trials:
         trials.append({"number": tr.number, "state": tr.state.name, "params": tr.params,
+                       "interrupted": bool(tr.user_attrs.get("interrupted")), "retry_of": tr.user_attrs.get("retry_of"),
                        "value": tr.value, "epochs": tr.user_attrs.get("epochs", 0),
                        "rungs": {str(k): v for k, v in sorted(tr.intermediate_values.items())},
                        "cpu_seconds": tr.user_attrs.get("cpu_seconds", 0.0),

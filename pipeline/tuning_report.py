@@ -197,7 +197,9 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
              "|---|---|---|" + "---|" * len(rungs) + "---|---|"]
     for t in s["trials"]:
         vals = [f"{t['rungs'][str(r)]:.3f}" if str(r) in t["rungs"] else "" for r in rungs]
-        lines.append(f"| {t['number']} | {t['state'].lower()} | {t['epochs']} | " + " | ".join(vals)
+        state = t["state"].lower() + (" (interrupted: its process ended in it; CPU time not recorded)" if t.get("interrupted") else "") \
+            + (f" (retry of {t['retry_of']})" if t.get("retry_of") is not None else "")
+        lines.append(f"| {t['number']} | {state} | {t['epochs']} | " + " | ".join(vals)
                      + " | " + ", ".join(f"{k}={_fmt(v)}" for k, v in t["params"].items())
                      + f" | {t['cpu_seconds']:.0f} |")
     lines.append("")

@@ -12,6 +12,18 @@ TINY_TUNE = {"algo": "ppo", "trials": 1, "epochs": 1, "games_per_epoch": 3, "eva
              "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median"}
 """The ``tune`` section of the tiny study params the pipeline tests write."""
 
+TINY_STUDY = {
+    "rules": "paper",
+    "seeds": {"deals": 8, "seed": 1, "validation_deals": 2, "validation_seed": 7},
+    "train": {"common": {"epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "hidden": 16,
+                         "minibatch_decisions": 64, "eval_opponents": ["random"]}, "ppo": {}},
+    "evaluate": {"games": 8, "opponents": ["random"], "workers": 1},
+    "tune": {"algo": "ppo", "trials": 4, "epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8,
+             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median", "opponent": "random"},
+    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "shared", "register_model": "shared-best"},
+}
+"""A whole tiny params file for `climbrl tune` run as a process (a Big 2 study of a few games)."""
+
 
 def with_value(raw: dict, path: tuple, value: Any) -> dict:
     """A deep copy of ``raw`` with the key at ``path`` (created where missing) set to ``value``."""

@@ -26,6 +26,7 @@ from climbrl.config import train_config
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.train import train
 from climbrl.learn.trainable import TrainingDiverged
+from tests.study_params import TINY_STUDY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -257,3 +258,69 @@ def test_a_tuning_trial_that_diverges_fails_and_the_study_goes_on(tmp_path, monk
     res = run_study(tune, trials=2, storage=f"sqlite:///{tmp_path / 'optuna.db'}", study_name="t",
                     out_dir=tmp_path / "runs", best_yaml=tmp_path / "best.yaml", track=False)
     assert len(calls) == 2 and res["trials"] == 2 and res["complete"] == 1
+
+
+def _tune_process(tmp_path: Path, **tune: object) -> subprocess.Popen:
+    import yaml
+
+    params = tmp_path / "params.yaml"
+    tune = {"trials": 2, "pruner": "none", "opponent": "random", **tune}
+    params.write_text(yaml.safe_dump({**TINY_STUDY, "tune": {**TINY_STUDY["tune"], **tune}}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), "DVC_NO_ANALYTICS": "1",
+           "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    return subprocess.Popen([sys.executable, "-m", "climbrl.cli", "tune", "--params", str(params), "--no-track",
+                             "--storage", f"sqlite:///{tmp_path / 'optuna.db'}", "--study", "t",
+                             "--best-out", str(tmp_path / "best.yaml")],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@linux_only
+def test_a_sqlite_study_killed_in_a_trial_runs_that_trial_again_when_resumed(tmp_path) -> None:
+    """A local study has no heartbeats; SIGKILL in the middle of a trial left it RUNNING for ever
+    (and its parameters unmeasured). Resumed, the study fails it as interrupted and runs its
+    parameters again; the budget counts the finished trials."""
+    import optuna
+
+    slow = _tune_process(tmp_path, epochs=200)  # long enough to be killed in the middle of its first trial
+    wait_for_file(tmp_path / "runs" / "tune" / "t" / "trial-0" / "metrics.csv", slow, 120, tmp_path / "params.yaml")
+    slow.kill()
+    slow.communicate()
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    killed = optuna.load_study(study_name="t", storage=storage).trials[0]
+    assert killed.state.name == "RUNNING"
+
+    again = _tune_process(tmp_path)
+    out, _ = again.communicate(timeout=300)
+    assert again.returncode == 0, out[-3000:]
+    assert "trial(s) 0 were left RUNNING" in out
+    trials = optuna.load_study(study_name="t", storage=storage).trials
+    assert trials[0].state.name == "FAIL" and trials[0].user_attrs["interrupted"] is True
+    retried = [t for t in trials if t.user_attrs.get("retry_of") == 0]
+    assert len(retried) == 1 and retried[0].params == killed.params and retried[0].state.name == "COMPLETE"
+    assert [t.state.name for t in trials].count("COMPLETE") == 2 and len(trials) == 3  # the budget: 2 finished
+
+
+@linux_only
+def test_a_second_process_on_a_running_sqlite_study_is_refused_and_the_claim_ends_with_its_holder(tmp_path) -> None:
+    """Two processes on one local study would each run the whole budget, TPE drawing the same
+    parameters; the second is refused at once, naming the holder, and changes nothing. Another
+    study of the same file is free; once the holder is gone (killed), the study is free again."""
+    from climbrl.tune import _LocalStudy
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]); "
+                               "from climbrl.tune import _LocalStudy; s = _LocalStudy(sys.argv[2], 't'); "
+                               "print('held', flush=True); time.sleep(600)", str(ROOT / "src"), storage],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        refused = _tune_process(tmp_path)
+        out, _ = refused.communicate(timeout=120)
+        assert refused.returncode == 2 and "is being run by another process" in out and f":{holder.pid}" in out, out
+        assert not (tmp_path / "runs").exists() and not (tmp_path / "optuna.db").exists()  # nothing written
+        _LocalStudy(storage, "another").close()  # another study of the same database is not held
+    finally:
+        holder.kill()
+        holder.wait()
+    free = _LocalStudy(storage, "t")  # the kernel dropped the dead holder's lock
+    free.close()

@@ -25,20 +25,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.study_params import TINY_STUDY
 from tests.ui_servers import get_json, optuna_dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = {
-    "rules": "paper",
-    "seeds": {"deals": 8, "seed": 1, "validation_deals": 2, "validation_seed": 7},
-    "train": {"common": {"epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8, "hidden": 16,
-                         "minibatch_decisions": 64, "eval_opponents": ["random"]}, "ppo": {}},
-    "evaluate": {"games": 8, "opponents": ["random"], "workers": 1},
-    "tune": {"algo": "ppo", "trials": 4, "epochs": 2, "games_per_epoch": 4, "eval_every": 1, "eval_games": 8,
-             "seed": 0, "storage": "sqlite:///optuna.db", "study": "t", "pruner": "median", "opponent": "random"},
-    "tracking": {"tracking_uri": "sqlite:///mlflow.db", "experiment": "shared", "register_model": "shared-best"},
-}
+TINY = TINY_STUDY
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -297,3 +297,18 @@ def test_the_store_is_made_before_the_workers_open_it(tmp_path) -> None:
     tables = set(sqlalchemy.inspect(sqlalchemy.create_engine(url)).get_table_names())
     assert {"studies", "trials", "alembic_version"} <= tables
     optuna.create_study(study_name="x", storage=url)  # and it is Optuna's store, usable as it is
+
+
+def test_the_report_names_an_interrupted_trial_and_its_retry() -> None:
+    """A trial whose process died in it (failed when the study resumed, climbrl.tune._LocalStudy)
+    and the trial that ran its parameters again are named as such, not as two plain trials."""
+    trial = {"number": 0, "state": "FAIL", "params": {"lr": 1e-4}, "value": None, "epochs": 2, "rungs": {"1": 0.5},
+             "cpu_seconds": 0.0, "interrupted": True, "retry_of": None}
+    retry = {**trial, "number": 1, "state": "COMPLETE", "value": 0.6, "rungs": {"1": 0.5, "2": 0.6},
+             "cpu_seconds": 3.0, "interrupted": False, "retry_of": 0}
+    s = {"study": "tune-big2-ppo", "trials": [trial, retry], "states": {"COMPLETE": 1, "FAIL": 1}, "cpu_seconds": 3.0,
+         "best": {"number": 1, "value": 0.6, "params": {"lr": 1e-4}}}
+    lines = tuning_report.study_lines("big2", "ppo", s, {"rungs": [1, 2], "objective": {"games": 8}})
+    rows = {int(x.split("|")[1]): x for x in lines if x.startswith("| 0 ") or x.startswith("| 1 ")}
+    assert "fail (interrupted: its process ended in it; CPU time not recorded)" in rows[0]
+    assert "complete (retry of 0)" in rows[1] and "interrupted" not in rows[1]

@@ -37,6 +37,14 @@ where every local user reads it in ``ps``. Then:
   with the same parameters (``RetryFailedTrialCallback``, up to ``max_retry`` times); a worker
   whose budget is spent stays while other workers' trials run (:class:`_Budget`), so no trial
   stays RUNNING and none is lost while any worker is left.
+
+A study on a local store (SQLite) is run by one process at a time (:class:`_LocalStudy`: a lock
+file beside the database, ``optuna.db.<study>.lock``, held for the whole run): a second process
+on the same study is refused at once, with the holder's host and pid. So a trial the store still
+shows RUNNING when the study starts was left by a process that died in the middle of it (killed,
+a lost session): it is marked FAIL (user attribute ``interrupted``) and run again with the same
+parameters (``retry_of``), as a shared study's heartbeats do; without that it would stay RUNNING
+for ever and its parameters would never be measured.
 """
 
 from __future__ import annotations
@@ -100,6 +108,60 @@ def shown_url(storage: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(storage).render_as_string(hide_password=True)
+
+
+class _LocalStudy:
+    """The claim of one process on a study of a local store (SQLite file): an exclusive ``flock``
+    on ``<database>.<study>.lock``, held until :meth:`close` or the process's end (the kernel
+    drops it with the process, so a killed run leaves no stale claim). An in-memory database
+    needs none."""
+
+    def __init__(self, storage: str, study_name: str) -> None:
+        import fcntl
+        import re
+
+        import sqlalchemy
+
+        self.fd: int | None = None
+        db = sqlalchemy.engine.make_url(storage).database
+        if not db or db == ":memory:":
+            return
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", study_name)
+        if safe != study_name:  # two names that differ only in unsafe characters keep two locks
+            safe += "-" + hashlib.sha256(study_name.encode()).hexdigest()[:8]
+        self.path = Path(f"{db}.{safe}.lock")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) is being run by another process "
+                             f"({holder}); a study on SQLite runs in one process at a time: wait for it to end, or "
+                             f"share a PostgreSQL store between workers ({STORAGE_ENV}=postgresql://...)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{socket.gethostname()}:{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+
+    def retry_interrupted(self, study: Any, store: Any, remaining: int) -> list[int]:
+        """Mark FAIL every trial the store shows RUNNING (this process holds the study, so no live
+        process runs them) and enqueue each again with its parameters, as far as ``remaining`` (the
+        trials still to run) leaves room beside the retries already waiting. The numbers failed."""
+        from optuna.trial import TrialState
+
+        stale = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        for t in stale:  # _trial_id: the storage's key of the trial (Optuna's own stale-trial check uses it)
+            store.set_trial_user_attr(t._trial_id, "interrupted", True)
+            store.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        waiting = len(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+        for t in stale[:max(0, remaining - waiting)]:
+            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+        return [t.number for t in stale]
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock; the file stays (removing it would race a new claim)
+            self.fd = None
 
 
 class _DbLock:
@@ -284,6 +346,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
         raise ValueError(f"trials: must be >= 0, got {trials}")
     check_storage(storage)
     shared = shared_storage(storage)
+    local: _LocalStudy | None = None
     if shared:
         from optuna.storages import RetryFailedTrialCallback
 
@@ -300,132 +363,148 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
         finally:
             setup.close()
     else:
-        study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True,
-                                    sampler=optuna.samplers.TPESampler(seed=tp.seed), pruner=pruner)
-        if study.trials:  # resumed: the seed's first draws were the first run's (its random start-up would repeat
-            # their parameters), so the seed goes on with the trials there are: still reproducible from the same point
-            study.sampler = optuna.samplers.TPESampler(seed=tp.seed + len(study.trials))
-        _name_objective(study, opponent)
-    # a resumed study keeps its trials: they must have played this game (a study from before the
-    # second game, without the attribute, played Big 2)
-    made_for = study.user_attrs.get("game", "big2" if study.trials else game)
-    if made_for != game:
-        raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) holds {made_for} trials; this search "
-                         f"plays {game}: name another study (--study, tune.study)")
-    if "game" not in study.user_attrs:
-        study.set_user_attr("game", game)
-    budget = _Budget(study, storage, trials, poll=min(float(heartbeat_interval), 10.0)) if shared else None
-    finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
-    remaining = max(0, trials - len(finished))
-    mlflow = None
-    if track and tracking is not None:
-        from climbrl import track as tr
-
-        tr.configure(tracking.tracking_uri, tracking.experiment)
-        import mlflow
-
-    worker = f"{socket.gethostname()}:{os.getpid()}"  # this worker, in Optuna's trials and MLflow's runs
-
-    def objective(trial: Any) -> float:
-        from climbrl.training import train
-
-        if budget:
-            budget.started()
-            trial.set_user_attr("worker", worker)
-        values = suggest(trial, algo)
-        if base is not None:
-            cfg = dataclasses.replace(base, **values)
-        else:
-            cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
-                               eval_every=tp.eval_every, eval_games=tp.eval_games,
-                               eval_opponents=(opponent,), seed=tp.seed, **values)
-        cpu0 = time.process_time()
-        run_dir = Path(out_dir) / study_name / f"trial-{trial.number}"
-        shutil.rmtree(run_dir, ignore_errors=True)  # a trial restarted after a crash starts clean
-        last: dict[str, float] = {}
-
-        def report(row: dict[str, Any]) -> None:
-            key = f"win_rate/{opponent}"
-            if key in row:
-                last["value"] = row[key]
-                trial.set_user_attr("epochs", int(row["epoch"]))
-                trial.report(row[key], step=int(row["epoch"]))
-                if ctx:  # the trial's curve grows in the MLflow UI while it trains
-                    mlflow.log_metric(key, row[key], step=int(row["epoch"]))
-                # the last epoch's report ends the trial: pruning it then would save nothing and mark a trial
-                # that trained its whole budget as pruned (successive halving compares it at a rung past the last)
-                if int(row["epoch"]) < cfg.epochs and trial.should_prune():
-                    raise optuna.TrialPruned()
-
-        name = f"trial-{trial.number}"
-        ctx = mlflow.start_run(run_name=tr.run_name(name, game, algo), nested=True) if mlflow else None
-        failed: BaseException | None = None
+        local = _LocalStudy(storage, study_name)
         try:
-            if ctx:
-                ctx.__enter__()
-                mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune-trial", "study": study_name,
-                                 "trial": str(trial.number), "worker": worker})
-                mlflow.log_params(values)
-            train(cfg, run_dir, progress=False, on_epoch=report)
-            value = last.get("value", 0.0)
-            if ctx:
-                mlflow.log_metric("objective", value)
-                mlflow.set_tag("state", "complete")
-            return value
-        except optuna.TrialPruned:
-            if ctx:
-                mlflow.set_tag("state", "pruned")
+            store = optuna.storages.get_storage(storage)
+            study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
+                                        load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=tp.seed),
+                                        pruner=pruner)
+            if study.trials:  # resumed: the seed's first draws were the first run's (its random start-up would
+                # repeat their parameters), so the seed goes on with the trials there are: reproducible from there
+                study.sampler = optuna.samplers.TPESampler(seed=tp.seed + len(study.trials))
+            _name_objective(study, opponent)
+        except BaseException:
+            local.close()
             raise
-        except BaseException as e:  # the trial's run ends FAILED, as Optuna's trial does
-            failed = e
-            if ctx:
-                mlflow.set_tag("state", "failed")
-            raise
-        finally:
-            trial.set_user_attr("cpu_seconds", round(time.process_time() - cpu0, 2))
-            if not keep_checkpoints:
-                (run_dir / "checkpoint.pt").unlink(missing_ok=True)
-            if ctx:
-                ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
+    try:
+        # a resumed study keeps its trials: they must have played this game (a study from before the
+        # second game, without the attribute, played Big 2)
+        made_for = study.user_attrs.get("game", "big2" if study.trials else game)
+        if made_for != game:
+            raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) holds {made_for} trials; this search "
+                             f"plays {game}: name another study (--study, tune.study)")
+        if "game" not in study.user_attrs:
+            study.set_user_attr("game", game)
+        budget = _Budget(study, storage, trials, poll=min(float(heartbeat_interval), 10.0)) if shared else None
+        finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
+        remaining = max(0, trials - len(finished))
+        if local is not None:
+            interrupted = local.retry_interrupted(study, store, remaining)
+            if interrupted:
+                print(f"tune: {study_name}: trial(s) {', '.join(map(str, interrupted))} were left RUNNING by a "
+                      "process that ended in the middle of them: failed, and run again with their parameters")
+        mlflow = None
+        if track and tracking is not None:
+            from climbrl import track as tr
 
-    from climbrl.learn.trainable import TrainingDiverged
+            tr.configure(tracking.tracking_uri, tracking.experiment)
+            import mlflow
 
-    diverged = (TrainingDiverged,)  # a trial whose training diverged fails; the study goes on
+        worker = f"{socket.gethostname()}:{os.getpid()}"  # this worker, in Optuna's trials and MLflow's runs
 
-    def optimize() -> None:
-        if budget is None:
-            study.optimize(objective, n_trials=remaining, catch=diverged)
-            return
+        def objective(trial: Any) -> float:
+            from climbrl.training import train
 
-        def next_trial(study: Any, trial: Any) -> None:
-            if not budget.claim():
-                study.stop()
+            if budget:
+                budget.started()
+                trial.set_user_attr("worker", worker)
+            values = suggest(trial, algo)
+            if base is not None:
+                cfg = dataclasses.replace(base, **values)
+            else:
+                cfg = train_config(algo, game=game, rules=rules, epochs=tp.epochs, games_per_epoch=tp.games_per_epoch,
+                                   eval_every=tp.eval_every, eval_games=tp.eval_games,
+                                   eval_opponents=(opponent,), seed=tp.seed, **values)
+            cpu0 = time.process_time()
+            run_dir = Path(out_dir) / study_name / f"trial-{trial.number}"
+            shutil.rmtree(run_dir, ignore_errors=True)  # a trial restarted after a crash starts clean
+            last: dict[str, float] = {}
 
-        try:
-            study.optimize(objective, callbacks=[next_trial], catch=diverged)
-        finally:
-            budget.close()
+            def report(row: dict[str, Any]) -> None:
+                key = f"win_rate/{opponent}"
+                if key in row:
+                    last["value"] = row[key]
+                    trial.set_user_attr("epochs", int(row["epoch"]))
+                    trial.report(row[key], step=int(row["epoch"]))
+                    if ctx:  # the trial's curve grows in the MLflow UI while it trains
+                        mlflow.log_metric(key, row[key], step=int(row["epoch"]))
+                    # the last epoch's report ends the trial: pruning it then would save nothing and mark a trial
+                    # that trained its whole budget as pruned (successive halving compares it at a rung past the last)
+                    if int(row["epoch"]) < cfg.epochs and trial.should_prune():
+                        raise optuna.TrialPruned()
 
-    go = budget.claim() if budget else remaining > 0  # a shared study: this worker's first claim on its budget
-    if go:
-        if mlflow:
-            with mlflow.start_run(run_name=tr.run_name("tune", game, algo)):
-                mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune", "study": study_name,
-                                 "storage": shown_url(storage)})
+            name = f"trial-{trial.number}"
+            ctx = mlflow.start_run(run_name=tr.run_name(name, game, algo), nested=True) if mlflow else None
+            failed: BaseException | None = None
+            try:
+                if ctx:
+                    ctx.__enter__()
+                    mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune-trial", "study": study_name,
+                                     "trial": str(trial.number), "worker": worker})
+                    mlflow.log_params(values)
+                train(cfg, run_dir, progress=False, on_epoch=report)
+                value = last.get("value", 0.0)
+                if ctx:
+                    mlflow.log_metric("objective", value)
+                    mlflow.set_tag("state", "complete")
+                return value
+            except optuna.TrialPruned:
+                if ctx:
+                    mlflow.set_tag("state", "pruned")
+                raise
+            except BaseException as e:  # the trial's run ends FAILED, as Optuna's trial does
+                failed = e
+                if ctx:
+                    mlflow.set_tag("state", "failed")
+                raise
+            finally:
+                trial.set_user_attr("cpu_seconds", round(time.process_time() - cpu0, 2))
+                if not keep_checkpoints:
+                    (run_dir / "checkpoint.pt").unlink(missing_ok=True)
+                if ctx:
+                    ctx.__exit__(type(failed) if failed else None, failed, failed.__traceback__ if failed else None)
+
+        from climbrl.learn.trainable import TrainingDiverged
+
+        diverged = (TrainingDiverged,)  # a trial whose training diverged fails; the study goes on
+
+        def optimize() -> None:
+            if budget is None:
+                study.optimize(objective, n_trials=remaining, catch=diverged)
+                return
+
+            def next_trial(study: Any, trial: Any) -> None:
+                if not budget.claim():
+                    study.stop()
+
+            try:
+                study.optimize(objective, callbacks=[next_trial], catch=diverged)
+            finally:
+                budget.close()
+
+        go = budget.claim() if budget else remaining > 0  # a shared study: this worker's first claim on its budget
+        if go:
+            if mlflow:
+                with mlflow.start_run(run_name=tr.run_name("tune", game, algo)):
+                    mlflow.set_tags({**tr.learner_tags(game, algo), "stage": "tune", "study": study_name,
+                                     "storage": shown_url(storage)})
+                    optimize()
+            else:
                 optimize()
-        else:
-            optimize()
-    elif budget:
-        budget.close()
-    done = [t for t in study.trials if t.state.name == "COMPLETE"]
-    result = {"study": study_name, "storage": shown_url(storage), "algo": algo, "trials": len(study.trials),
-              "complete": len(done), "pruned": sum(t.state.name == "PRUNED" for t in study.trials)}
-    if done:
-        result["best_value"] = study.best_value
-        result["best_params"] = study.best_params
-        path = Path(best_yaml or f"reports/tune/best_{algo}.yaml")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# best of Optuna study {study_name} ({shown_url(storage)}); use: climbrl train "
-                        f"--algo {algo} --config {path}\n" + yaml.safe_dump(study.best_params, sort_keys=True))
-        result["best_yaml"] = str(path)
-    return result
+        elif budget:
+            budget.close()
+        done = [t for t in study.trials if t.state.name == "COMPLETE"]
+        result = {"study": study_name, "storage": shown_url(storage), "algo": algo, "trials": len(study.trials),
+                  "complete": len(done), "pruned": sum(t.state.name == "PRUNED" for t in study.trials)}
+        if done:
+            result["best_value"] = study.best_value
+            result["best_params"] = study.best_params
+            path = Path(best_yaml or f"reports/tune/best_{algo}.yaml")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# best of Optuna study {study_name} ({shown_url(storage)}); use: climbrl train "
+                            f"--algo {algo} --config {path}\n" + yaml.safe_dump(study.best_params, sort_keys=True))
+            result["best_yaml"] = str(path)
+        return result
+    finally:
+        if local is not None:
+            local.close()
