@@ -496,6 +496,9 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
         at_first = optuna.create_study(direction="maximize")
         at_first.add_trials([optuna.trial.create_trial(params=tr.params, distributions=tr.distributions,
                                                        value=tr.intermediate_values[first]) for tr in reached])
+        values = sorted((tr.intermediate_values[first] for tr in reached), reverse=True)
+        cutoff = values[math.ceil(0.1 * len(values)) - 1]  # PED-ANOVA's top 10% (its _QuantileFilter), ties kept
+        out["importances_top"] = sum(v >= cutoff for v in values)
         try:
             out["importances"] = dict(optuna.importance.get_param_importances(at_first))
         except (RuntimeError, ValueError) as e:

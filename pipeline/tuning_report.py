@@ -197,7 +197,8 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
              "|---|---|---|" + "---|" * len(rungs) + "---|---|"]
     for t in s["trials"]:
         vals = [f"{t['rungs'][str(r)]:.3f}" if str(r) in t["rungs"] else "" for r in rungs]
-        state = t["state"].lower() + (" (interrupted: its process ended in it; CPU time not recorded)" if t.get("interrupted") else "") \
+        state = t["state"].lower() \
+            + (" (interrupted: its process ended in it; CPU time not recorded)" if t.get("interrupted") else "") \
             + (f" (retry of {t['retry_of']})" if t.get("retry_of") is not None else "")
         lines.append(f"| {t['number']} | {state} | {t['epochs']} | " + " | ".join(vals)
                      + " | " + ", ".join(f"{k}={_fmt(v)}" for k, v in t["params"].items())
@@ -220,7 +221,10 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
     if s.get("importances"):
         lines.append(f"Parameter importances (Optuna's evaluator, on the objective at the first rung, "
                      f"{at.get('epochs')} epochs, which all {at.get('trials')} finished trials reached): "
-                     + ", ".join(f"{k} {v:.2f}" for k, v in s["importances"].items()) + ".")
+                     + ", ".join(f"{k} {v:.2f}" for k, v in s["importances"].items())
+                     + (f" (PED-ANOVA, Optuna's default: how far the parameters of the top 10% of the trials, here "
+                        f"{s['importances_top']}, lie from those of all {at.get('trials')}; with so few trials a hint, "
+                        "not a share of the objective's variance)" if s.get("importances_top") else "") + ".")
     else:
         lines.append("Parameter importances: not available (" + s.get("importances_error", "fewer than two "
                                                                       "finished trials") + ").")

@@ -113,6 +113,9 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
         assert set(s["best"]["params"]) == ({"lr", "ent_coef"} if a == "ppo" else {"lr", "epsilon"})
         # importances at the first rung, which every trial reached
         assert set(s["importances"]) == set(s["best"]["params"]) and s["importances_at"] == {"epochs": 1, "trials": 3}
+        # PED-ANOVA's top 10% of 3 trials: the best at the first rung, with any trial tied with it
+        firsts = [x["rungs"]["1"] for x in s["trials"]]
+        assert s["importances_top"] == firsts.count(max(firsts))
 
     # a study resumed under another setup (here its objective's games) is refused, naming what changed
     other = tuning.study_jobs(t)[0]
@@ -150,7 +153,8 @@ def test_the_pipeline_runs_resumes_and_reports_both_games(tune_dir, monkeypatch)
                     "### Tuned against default at the full budget", "| learner | tuned values | default | tuned |",
                     "Per baseline", "**Verdict (big2):**", "### The tuned configurations", "![slices-big2]",
                     "#### ppo (study `tune-big2-ppo`)", "| trial | state | epochs | @1 | @2 |", "CPU time",
-                    "Parameter importances"):
+                    "Parameter importances", "PED-ANOVA, Optuna's default: how far the parameters of the top 10% "
+                    f"of the trials, here {g['studies']['ppo']['importances_top']}, lie from those of all 3"):
         assert section in md, section
     html = Path("reports/tune/report.html").read_text()
     assert "data:image/png;base64," in html and "http" not in html.replace("http-equiv", "")
