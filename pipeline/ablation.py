@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import multiprocessing as mp
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ import numpy as np
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig, train_config
 from climbrl.params import Params, load_params
+from climbrl.threads import process_pool
 from pipeline.seeded import deal_records, train_resumable
 from pipeline.stages import SEEDS, load_seeds
 
@@ -91,7 +90,7 @@ def run_ablation(name: str, params: Params | None = None, out_root: str = "runs/
     runs = ablation_configs(name, params, **overrides)
     param = ABLATIONS[name]
     jobs = [(cfg, str(run_dir(out_root, name, v, s))) for v, s, cfg in runs]
-    with ProcessPoolExecutor(max_workers=a.workers, mp_context=mp.get_context("spawn")) as pool:
+    with process_pool(a.workers) as pool:
         results = list(pool.map(_train_one, jobs))
     opponents = sorted({k.split("/", 1)[1] for r in results for k in r["final_eval"] if k.startswith("win_rate/")})
     values = list(dict.fromkeys(v for v, _, _ in runs))

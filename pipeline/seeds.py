@@ -34,9 +34,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import multiprocessing as mp
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ import yaml
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig
 from climbrl.params import Params, load_params
+from climbrl.threads import process_pool
 
 PARAMS = Path(__file__).resolve().parents[1] / "seeds" / "params.yaml"
 RUNS = Path("runs/seeds")
@@ -311,7 +310,7 @@ def run(study: SeedStudy, runs: str | Path = RUNS, reports: str | Path = REPORTS
                          f"({', '.join(sorted(names))})")
     fresh = [j for j in todo if not only or j.learner in only]
     made = kept_records([j for j in todo if j not in fresh], reports)  # before any training: fail early
-    with ProcessPoolExecutor(max_workers=workers or study.workers, mp_context=mp.get_context("spawn")) as pool:
+    with process_pool(workers or study.workers) as pool:
         made |= {_key(j): r for j, r in zip(fresh, pool.map(run_one, fresh), strict=True)}
     return {game: write_records(game, study, [made[_key(j)] for j in todo if j.game == game], reports)
             for game in study.games}

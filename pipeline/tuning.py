@@ -37,11 +37,9 @@ import argparse
 import dataclasses
 import json
 import math
-import multiprocessing as mp
 import os
 import shutil
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +48,7 @@ import yaml
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig
 from climbrl.params import Params, load_params
+from climbrl.threads import process_pool
 
 PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
 RUNS = Path("runs/tune")
@@ -403,7 +402,7 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
 def _pool_map(fn: Any, items: list[Any], workers: int) -> list[Any]:
     if workers == 1 or len(items) <= 1:
         return [fn(x) for x in items]
-    with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=mp.get_context("spawn")) as pool:
+    with process_pool(min(workers, len(items))) as pool:
         return list(pool.map(fn, items))
 
 

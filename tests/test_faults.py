@@ -93,6 +93,40 @@ def test_a_training_killed_outright_leaves_no_actor_or_helper_alive(tmp_path) ->
             proc.wait()
 
 
+@linux_only
+def test_a_pipeline_pool_killed_outright_leaves_no_worker_alive(tmp_path) -> None:
+    """The pool of the pipeline's studies and runs (pipeline/tuning.py, seeds.py, ablation.py:
+    climbrl.threads.process_pool): SIGKILL the parent while its two workers work, and within
+    seconds none is left (an orphan would train on for hours, holding its study's lock)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    log = tmp_path / "stderr.txt"
+    code = ("import time\nfrom pipeline.tuning import _pool_map\n"
+            "if __name__ == '__main__':\n    _pool_map(time.sleep, [600, 600], 2)\n")
+    (tmp_path / "pool.py").write_text(code)
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, str(tmp_path / "pool.py")], cwd=tmp_path, env=env,
+                                start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
+    sid = proc.pid
+    try:
+        deadline = time.monotonic() + 60
+        while sum("spawn_main" in cmd for cmd in session_members(sid).values()) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while (left := session_members(sid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"alive 30 s after the pool's parent was killed: {left}"
+    finally:
+        for pid in session_members(sid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 # --- a replay learner's resume -------------------------------------------------------------------
 
 def small(algo: str, **kw):
@@ -260,7 +294,8 @@ def test_a_tuning_trial_that_diverges_fails_and_the_study_goes_on(tmp_path, monk
     assert len(calls) == 2 and res["trials"] == 2 and res["complete"] == 1
 
 
-def _tune_process(tmp_path: Path, **tune: object) -> subprocess.Popen:
+def _tune_process(tmp_path: Path, log: str, **tune: object) -> subprocess.Popen:
+    """``climbrl tune`` of a tiny local study ``t`` in ``tmp_path``, its output in ``tmp_path/log``."""
     import yaml
 
     params = tmp_path / "params.yaml"
@@ -268,10 +303,21 @@ def _tune_process(tmp_path: Path, **tune: object) -> subprocess.Popen:
     params.write_text(yaml.safe_dump({**TINY_STUDY, "tune": {**TINY_STUDY["tune"], **tune}}))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), "DVC_NO_ANALYTICS": "1",
            "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
-    return subprocess.Popen([sys.executable, "-m", "climbrl.cli", "tune", "--params", str(params), "--no-track",
-                             "--storage", f"sqlite:///{tmp_path / 'optuna.db'}", "--study", "t",
-                             "--best-out", str(tmp_path / "best.yaml")],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(tmp_path / log, "w") as out:
+        return subprocess.Popen([sys.executable, "-m", "climbrl.cli", "tune", "--params", str(params), "--no-track",
+                                 "--storage", f"sqlite:///{tmp_path / 'optuna.db'}", "--study", "t",
+                                 "--best-out", str(tmp_path / "best.yaml")],
+                                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _finished(proc: subprocess.Popen, log: Path, timeout: float) -> str:
+    """The output of ``proc`` once it ended within ``timeout`` (killed otherwise)."""
+    try:
+        proc.wait(timeout=timeout)
+    finally:
+        proc.kill()
+        proc.wait()
+    return log.read_text()
 
 
 @linux_only
@@ -281,16 +327,18 @@ def test_a_sqlite_study_killed_in_a_trial_runs_that_trial_again_when_resumed(tmp
     parameters again; the budget counts the finished trials."""
     import optuna
 
-    slow = _tune_process(tmp_path, epochs=200)  # long enough to be killed in the middle of its first trial
-    wait_for_file(tmp_path / "runs" / "tune" / "t" / "trial-0" / "metrics.csv", slow, 120, tmp_path / "params.yaml")
-    slow.kill()
-    slow.communicate()
+    slow = _tune_process(tmp_path, "slow.log", epochs=200)  # long enough to be killed in its first trial
+    try:
+        wait_for_file(tmp_path / "runs" / "tune" / "t" / "trial-0" / "metrics.csv", slow, 120, tmp_path / "slow.log")
+    finally:
+        slow.kill()
+        slow.wait()
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     killed = optuna.load_study(study_name="t", storage=storage).trials[0]
     assert killed.state.name == "RUNNING"
 
-    again = _tune_process(tmp_path)
-    out, _ = again.communicate(timeout=300)
+    again = _tune_process(tmp_path, "again.log")
+    out = _finished(again, tmp_path / "again.log", 300)
     assert again.returncode == 0, out[-3000:]
     assert "trial(s) 0 were left RUNNING" in out
     trials = optuna.load_study(study_name="t", storage=storage).trials
@@ -298,6 +346,40 @@ def test_a_sqlite_study_killed_in_a_trial_runs_that_trial_again_when_resumed(tmp
     retried = [t for t in trials if t.user_attrs.get("retry_of") == 0]
     assert len(retried) == 1 and retried[0].params == killed.params and retried[0].state.name == "COMPLETE"
     assert [t.state.name for t in trials].count("COMPLETE") == 2 and len(trials) == 3  # the budget: 2 finished
+
+
+def test_an_interrupted_trial_is_queued_once_and_never_past_the_budget(tmp_path) -> None:
+    """A resume killed after queueing a retry but before failing the trial leaves both; the next
+    resume fails the trial without queueing it twice. With no budget left nothing is queued."""
+    import optuna
+
+    from climbrl.tune import _LocalStudy
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    store = optuna.storages.get_storage(storage)
+    study = optuna.create_study(study_name="t", storage=store, direction="maximize")
+    for _ in range(2):  # two trials whose process died in them
+        study.ask({"lr": optuna.distributions.FloatDistribution(1e-5, 1e-3, log=True)})
+    study.enqueue_trial(study.trials[0].params, user_attrs={"retry_of": 0})  # the killed resume's retry of trial 0
+    local = _LocalStudy(storage, "t")
+    try:
+        assert local.retry_interrupted(study, store, remaining=5) == [0, 1]
+    finally:
+        local.close()
+    trials = study.get_trials()
+    assert [t.state.name for t in trials[:2]] == ["FAIL", "FAIL"]
+    assert sorted(t.user_attrs["retry_of"] for t in trials[2:]) == [0, 1]  # trial 1 queued, trial 0 not again
+    assert all(t.state.name == "WAITING" for t in trials[2:])
+
+    other = optuna.create_study(study_name="u", storage=store, direction="maximize")
+    other.ask({"x": optuna.distributions.FloatDistribution(0, 1)})
+    local = _LocalStudy(storage, "u")
+    try:
+        assert local.retry_interrupted(other, store, remaining=0) == [0]
+    finally:
+        local.close()
+    assert [t.state.name for t in other.get_trials()] == ["FAIL"]  # failed, no retry: the budget is spent
 
 
 @linux_only
@@ -314,8 +396,8 @@ def test_a_second_process_on_a_running_sqlite_study_is_refused_and_the_claim_end
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        refused = _tune_process(tmp_path)
-        out, _ = refused.communicate(timeout=120)
+        refused = _tune_process(tmp_path, "refused.log")
+        out = _finished(refused, tmp_path / "refused.log", 120)
         assert refused.returncode == 2 and "is being run by another process" in out and f":{holder.pid}" in out, out
         assert not (tmp_path / "runs").exists() and not (tmp_path / "optuna.db").exists()  # nothing written
         _LocalStudy(storage, "another").close()  # another study of the same database is not held

@@ -311,7 +311,7 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
     trained = []
     real = seeds.run_one
     monkeypatch.setattr(seeds, "run_one", lambda job: trained.append(job.learner) or real(job))
-    monkeypatch.setattr(seeds, "ProcessPoolExecutor", _InProcess)
+    monkeypatch.setattr(seeds, "process_pool", _InProcess)
     data = json.loads(seeds.run(study, only=("ppo_pass",))["doudizhu"].read_text())
     assert trained == ["ppo_pass", "ppo_pass"]
     for a in ("ppo", "sarsa"):
@@ -344,7 +344,7 @@ def test_a_system_added_later_runs_alone_beside_the_kept_records(seed_dir, monke
 class _InProcess:
     """A stand-in for the process pool that runs each job here (so that a test can watch them)."""
 
-    def __init__(self, **_kwargs) -> None:
+    def __init__(self, *_args, **_kwargs) -> None:
         pass
 
     def __enter__(self) -> _InProcess:

@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1
@@ -79,3 +80,10 @@ def worker_init() -> None:
     import torch
 
     torch.set_num_threads(1)
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A "spawn" pool of ``workers`` processes that die with this one (:func:`die_with_parent`),
+    for work that sets its own thread count (the pipeline's studies and runs): killed outright, a
+    stage leaves no worker training on as an orphan, holding its run folder or its study."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=die_with_parent)

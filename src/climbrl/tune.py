@@ -150,12 +150,14 @@ class _LocalStudy:
         from optuna.trial import TrialState
 
         stale = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        queued = {w.user_attrs.get("retry_of") for w in waiting}
+        # the retries first: a run killed between the two steps left them waiting, and they are not queued twice
+        for t in [t for t in stale if t.number not in queued][:max(0, remaining - len(waiting))]:
+            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
         for t in stale:  # _trial_id: the storage's key of the trial (Optuna's own stale-trial check uses it)
             store.set_trial_user_attr(t._trial_id, "interrupted", True)
             store.set_trial_state_values(t._trial_id, TrialState.FAIL)
-        waiting = len(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
-        for t in stale[:max(0, remaining - waiting)]:
-            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
         return [t.number for t in stale]
 
     def close(self) -> None:
@@ -390,6 +392,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
         remaining = max(0, trials - len(finished))
         if local is not None:
             interrupted = local.retry_interrupted(study, store, remaining)
+            for n in interrupted if not keep_checkpoints else ():  # as a trial that ended would have
+                (Path(out_dir) / study_name / f"trial-{n}" / "checkpoint.pt").unlink(missing_ok=True)
             if interrupted:
                 print(f"tune: {study_name}: trial(s) {', '.join(map(str, interrupted))} were left RUNNING by a "
                       "process that ended in the middle of them: failed, and run again with their parameters")
