@@ -401,8 +401,11 @@ def test_a_second_process_on_a_running_sqlite_study_is_refused_and_the_claim_end
         assert refused.returncode == 2 and "is being run by another process" in out and f":{holder.pid}" in out, out
         assert not (tmp_path / "runs").exists() and not (tmp_path / "optuna.db").exists()  # nothing written
         _LocalStudy(storage, "another").close()  # another study of the same database is not held
+        assert not (tmp_path / "optuna.db.another.lock").exists()  # an ended claim leaves no file
     finally:
         holder.kill()
         holder.wait()
-    free = _LocalStudy(storage, "t")  # the kernel dropped the dead holder's lock
+    assert (tmp_path / "optuna.db.t.lock").exists()  # a killed holder's file stays, its lock does not
+    free = _LocalStudy(storage, "t")
     free.close()
+    assert not (tmp_path / "optuna.db.t.lock").exists()

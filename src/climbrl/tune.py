@@ -112,9 +112,11 @@ def shown_url(storage: str) -> str:
 
 class _LocalStudy:
     """The claim of one process on a study of a local store (SQLite file): an exclusive ``flock``
-    on ``<database>.<study>.lock``, held until :meth:`close` or the process's end (the kernel
-    drops it with the process, so a killed run leaves no stale claim). An in-memory database
-    needs none."""
+    on ``<database>.<study>.lock``, held until :meth:`close` (which removes the file) or the
+    process's end (the kernel drops the lock with the process, so a killed run leaves a file but no
+    stale claim). A claim taken on a file that its holder removed meanwhile is taken again on the
+    file now at that path, so two processes never hold one study. An in-memory database needs
+    none."""
 
     def __init__(self, storage: str, study_name: str) -> None:
         import fcntl
@@ -130,15 +132,24 @@ class _LocalStudy:
         if safe != study_name:  # two names that differ only in unsafe characters keep two locks
             safe += "-" + hashlib.sha256(study_name.encode()).hexdigest()[:8]
         self.path = Path(f"{db}.{safe}.lock")
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) is being run by another process "
-                             f"({holder}); a study on SQLite runs in one process at a time: wait for it to end, or "
-                             f"share a PostgreSQL store between workers ({STORAGE_ENV}=postgresql://...)") from None
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+                os.close(fd)
+                raise ValueError(f"Optuna study {study_name} ({shown_url(storage)}) is being run by another "
+                                 f"process ({holder}); a study on SQLite runs in one process at a time: wait for it "
+                                 f"to end, or share a PostgreSQL store between workers "
+                                 f"({STORAGE_ENV}=postgresql://...)") from None
+            try:
+                current = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                break
+            os.close(fd)  # its holder ended and removed it between our open and our lock: claim the new one
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{socket.gethostname()}:{os.getpid()}\n".encode(), 0)
         self.fd = fd
@@ -162,7 +173,8 @@ class _LocalStudy:
 
     def close(self) -> None:
         if self.fd is not None:
-            os.close(self.fd)  # releases the lock; the file stays (removing it would race a new claim)
+            self.path.unlink(missing_ok=True)  # while still held: a claim on it afterwards sees it gone
+            os.close(self.fd)
             self.fd = None
 
 
