@@ -280,10 +280,12 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
             lines += [f"`{path.relative_to(reports)}` ({x['algo']}; tuned values):", "", "```yaml",
                       yaml.safe_dump(x["best"]["params"], sort_keys=True).strip(), "```", ""]
     lines += ["### The studies", "", f"![slices-{game}](figures/{figure.name})", "",
-              "| learner | trials | complete | pruned | CPU min | best objective |", "|---|---|---|---|---|---|"]
+              "| learner | trials | complete | pruned | failed | CPU min | best objective |",
+              "|---|---|---|---|---|---|---|"]
     for a, s in g["studies"].items():
         lines.append(f"| {a} | {len(s['trials'])} | {s['states'].get('COMPLETE', 0)} | {s['states'].get('PRUNED', 0)} "
-                     f"| {s['cpu_seconds'] / 60:.1f} | {s['best']['value'] if s.get('best') else math.nan:.3f} |")
+                     f"| {s['states'].get('FAIL', 0)} | {s['cpu_seconds'] / 60:.1f} "
+                     f"| {s['best']['value'] if s.get('best') else math.nan:.3f} |")
     lines.append("")
     for a, s in g["studies"].items():
         lines += study_lines(game, a, s, g)
