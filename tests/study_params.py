@@ -25,6 +25,13 @@ TINY_STUDY = {
 """A whole tiny params file for `climbrl tune` run as a process (a Big 2 study of a few games)."""
 
 
+def write_tiny_study(folder: Path, **tune: Any) -> Path:
+    """``folder/params.yaml``: :data:`TINY_STUDY` with ``tune`` replacing keys of its tune section."""
+    path = folder / "params.yaml"
+    path.write_text(yaml.safe_dump({**TINY_STUDY, "tune": {**TINY_STUDY["tune"], **tune}}))
+    return path
+
+
 def with_value(raw: dict, path: tuple, value: Any) -> dict:
     """A deep copy of ``raw`` with the key at ``path`` (created where missing) set to ``value``."""
     out = json.loads(json.dumps(raw))

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from climbrl.config import train_config
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.train import train
 from climbrl.learn.trainable import TrainingDiverged
-from tests.study_params import TINY_STUDY
+from tests.study_params import write_tiny_study
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,6 +62,32 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float, log: Path)
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def own_session(proc: subprocess.Popen) -> Iterator[int]:
+    """The session of ``proc`` (started with ``start_new_session``): its id; on exit every process
+    left in it is killed (only the processes this test started), ``proc`` too."""
+    sid = proc.pid  # a session leader's pid is its session's id
+    try:
+        yield sid
+    finally:
+        for pid in session_members(sid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def kill_and_expect_no_survivor(proc: subprocess.Popen, sid: int, what: str) -> None:
+    """SIGKILL ``proc``; within 30 s no process of its session ``sid`` may be left."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    deadline = time.monotonic() + 30
+    while (left := session_members(sid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"alive 30 s after {what} was killed: {left}"
+
+
 @linux_only
 def test_a_training_killed_outright_leaves_no_actor_or_helper_alive(tmp_path) -> None:
     """SIGKILL the training while its two actors play its epochs: within seconds no process of its
@@ -72,25 +99,12 @@ def test_a_training_killed_outright_leaves_no_actor_or_helper_alive(tmp_path) ->
             [sys.executable, "-m", "climbrl.cli", "train", "--algo", "ppo", "--epochs", "500", "--games-per-epoch",
              "8", "--actors", "2", "--eval-every", "0", "--set", "hidden=32", "--no-progress", "--out", str(out)],
             cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
-    sid = proc.pid  # a session leader's pid is its session's id
-    try:
+    with own_session(proc) as sid:
         # mid-run: an epoch's checkpoint is written, so the actors are up and playing the next ones
         wait_for_file(out / "checkpoint.pt", proc, 300, log)
         members = session_members(sid)
         assert sum("spawn_main" in cmd for cmd in members.values()) == 2, members  # the actors
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-        deadline = time.monotonic() + 30
-        while (left := session_members(sid)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not left, f"alive 30 s after the training was killed: {left}"
-    finally:
-        for pid in session_members(sid):  # only the processes this test started: its session's
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_and_expect_no_survivor(proc, sid, "the training")
 
 
 @linux_only
@@ -106,25 +120,12 @@ def test_a_pipeline_pool_killed_outright_leaves_no_worker_alive(tmp_path) -> Non
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, str(tmp_path / "pool.py")], cwd=tmp_path, env=env,
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
-    sid = proc.pid
-    try:
+    with own_session(proc) as sid:
         deadline = time.monotonic() + 60
         while sum("spawn_main" in cmd for cmd in session_members(sid).values()) < 2:
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-        deadline = time.monotonic() + 30
-        while (left := session_members(sid)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not left, f"alive 30 s after the pool's parent was killed: {left}"
-    finally:
-        for pid in session_members(sid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_and_expect_no_survivor(proc, sid, "the pool's parent")
 
 
 # --- a replay learner's resume -------------------------------------------------------------------
@@ -296,11 +297,7 @@ def test_a_tuning_trial_that_diverges_fails_and_the_study_goes_on(tmp_path, monk
 
 def _tune_process(tmp_path: Path, log: str, **tune: object) -> subprocess.Popen:
     """``climbrl tune`` of a tiny local study ``t`` in ``tmp_path``, its output in ``tmp_path/log``."""
-    import yaml
-
-    params = tmp_path / "params.yaml"
-    tune = {"trials": 2, "pruner": "none", "opponent": "random", **tune}
-    params.write_text(yaml.safe_dump({**TINY_STUDY, "tune": {**TINY_STUDY["tune"], **tune}}))
+    params = write_tiny_study(tmp_path, **{"trials": 2, "pruner": "none", "opponent": "random", **tune})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), "DVC_NO_ANALYTICS": "1",
            "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     with open(tmp_path / log, "w") as out:

@@ -23,14 +23,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.study_params import TINY_STUDY
+from tests.study_params import TINY_STUDY, write_tiny_study
 from tests.ui_servers import get_json, optuna_dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = TINY_STUDY
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -41,10 +39,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _params(tmp_path: Path, **tune: object) -> Path:
-    p = {**TINY, "tune": {**TINY["tune"], **tune}}
-    path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(p))
-    return path
+    return write_tiny_study(tmp_path, **tune)
 
 
 def _tune(tmp_path: Path, url: str, study: str, params: Path, *extra: str, track: bool = False,
@@ -296,7 +291,7 @@ def _check_tuning_runs(client, optuna_db: str) -> None:
 
     trials = {t.number: t for t in optuna.load_study(study_name="tracked", storage=optuna_db).trials}
     assert sorted(trials) == [0, 1, 2] and all(t.state.name == "COMPLETE" for t in trials.values())
-    exp = client.get_experiment_by_name(TINY["tracking"]["experiment"])
+    exp = client.get_experiment_by_name(TINY_STUDY["tracking"]["experiment"])
     runs = client.search_runs([exp.experiment_id])
     parents = {r.info.run_id: r for r in runs if r.data.tags.get("stage") == "tune"}
     assert len(parents) == 2 and all(r.info.status == "FINISHED" for r in parents.values())
