@@ -134,12 +134,15 @@ def test_same_seed_same_moves_and_only_legal_indices(spec: str) -> None:
             assert runs[0] == runs[1]
 
 
-def test_refuses_dou_dizhu_and_bad_specs() -> None:
+def test_each_game_gets_its_own_search_and_bad_specs_are_refused() -> None:
+    from climbrl.agents.ddz_search import DdzSearchAgent
+    from climbrl.agents.registry import check_game
+
     for build in (make_agent, make_any_agent):
-        with pytest.raises(ValueError, match="big2"):
-            build("search", "doudizhu")
-        with pytest.raises(ValueError, match="big2"):
-            build("search:S=8", "doudizhu:rlcard")
+        assert isinstance(build("search", "doudizhu"), DdzSearchAgent)
+        assert isinstance(build("search:S=8", "doudizhu:rlcard"), DdzSearchAgent)
+    with pytest.raises(ValueError, match="big2"):
+        check_game(make_agent("search"), "search", "doudizhu")
     assert isinstance(make_any_agent("search:S=8,K=3", "big2:charlesworth"), SearchAgent)
     a = make_agent("search:K=7,rollout=greedy,S=9,belief=3")
     assert (a.samples, a.candidates, a.rollout, a.belief) == (9, 7, "greedy", 3)

@@ -1,7 +1,8 @@
 """Rule agents by name: ``random``, ``greedy``, ``heuristic``, ``aggressive``, ``conservative``,
 ``charlesworth[:sample|:greedy]``, ``rlcard-rule`` (RLCard's Dou Dizhu rule agent, optional extra
 ``rlcard``: :mod:`climbrl.agents.external.rlcard_rule`), and the rollout search over the heuristic
-or greedy policy, ``search[:S=48,K=10,rollout=heuristic,own=..,belief=0,value=win]`` (:mod:`climbrl.agents.search`).
+or greedy policy, ``search[:S=48,K=10,rollout=heuristic,own=..,belief=0,value=win]`` (:mod:`climbrl.agents.search`;
+Dou Dizhu's: ``search[:S=16,K=6,rollout=heuristic,own=..,value=score]``, :mod:`climbrl.agents.ddz_search`).
 
 ``heuristic``, ``aggressive`` and ``conservative`` name one agent per game: Big 2's
 (:mod:`climbrl.agents.heuristic`) for ``big2`` (and for any game that is not Dou Dizhu, which
@@ -56,6 +57,14 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
         from climbrl.agents.external.rlcard_rule import RLCardRuleAgent as kind
 
         args = (game,)
+    elif name == "search" and ddz:
+        from climbrl.agents.ddz_search import parse_ddz_search_spec
+        from climbrl.agents.spec_options import split_base
+
+        if split_base(spec)[0]:
+            raise ValueError(f"agent {spec!r}: a search over a trained base policy is built by "
+                             "climbrl.learn.specs.make_agent")
+        return parse_ddz_search_spec(spec, lambda rule: make_agent(rule, "doudizhu"))
     elif name == "search":
         from climbrl.agents.search import SearchAgent, parse_search_spec
 

@@ -119,6 +119,7 @@ from climbrl.agents.rollouts import (
     replay_mismatches,
     search_scores,
 )
+from climbrl.agents.spec_options import parse_options, split_base
 from climbrl.games.big2.combos import classify_mask
 from climbrl.games.big2.rules import Rules
 
@@ -428,47 +429,17 @@ def penalty_table(rules: Rules) -> np.ndarray:
     return pen
 
 
-def split_base(spec: str) -> tuple[str, str]:
-    """``(base, rest)`` of a search spec: ``search:checkpoint:P,S=64`` -> ``("checkpoint:P",
-    "search:S=64")``; ``("", spec)`` when it names no base policy."""
-    _, _, arg = spec.partition(":")
-    parts = arg.split(",")
-    bases = [p for p in parts if p.strip().startswith("checkpoint:")]
-    if not bases:
-        return "", spec
-    if len(bases) > 1:
-        raise ValueError(f"agent {spec!r}: one base policy at most")
-    return bases[0].strip(), "search:" + ",".join(p for p in parts if p not in bases)
-
-
 def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None = None,
                       base_weights: dict[str, np.ndarray] | None = None) -> SearchAgent:
     """``search`` or ``search:S=48,K=10,rollout=heuristic,own=heuristic,belief=0,value=win`` (any subset, any order;
     ``rollouts=`` is another name for ``S=``). With ``ranker``, the spec may name the base
     policy it comes from (``checkpoint:PATH``, see :func:`split_base`)."""
-    base, spec_rest = split_base(spec)
+    base, _ = split_base(spec)
     if base and ranker is None:
         raise ValueError(f"agent {spec!r}: a search over a trained base policy is built by "
                          "climbrl.learn.specs.make_agent")
-    _, _, arg = spec_rest.partition(":")
-    kw: dict[str, int | str] = {}
-    names = {"S": "samples", "rollouts": "samples", "K": "candidates", "rollout": "rollout", "own": "own",
-             "belief": "belief", "value": "value"}
-    for part in filter(None, arg.split(",")):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or key not in names:
-            raise ValueError(f"agent {spec!r}: search takes checkpoint:PATH, S= (or rollouts=), K=, rollout=, "
-                             f"own=, belief=, value= (got {part!r})")
-        if names[key] in kw:
-            raise ValueError(f"agent {spec!r}: {key} given twice")
-        if key in ("rollout", "own", "value"):
-            kw[names[key]] = value.strip()
-        else:
-            try:
-                kw[names[key]] = int(value)
-            except ValueError:
-                raise ValueError(f"agent {spec!r}: {key} must be an integer, got {value!r}") from None
+    kw = parse_options(spec, {"S": "samples", "rollouts": "samples", "K": "candidates", "rollout": "rollout",
+                              "own": "own", "belief": "belief", "value": "value"}, text=("rollout", "own", "value"))
     try:
         return SearchAgent(**kw, ranker=ranker, base=base, base_weights=base_weights)  # type: ignore[arg-type]
     except ValueError as e:

@@ -22,6 +22,14 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
         from climbrl.agents.search import parse_search_spec, split_base
 
         base, _ = split_base(spec)
+        if base and game.partition(":")[0] == "doudizhu":  # the play-outs' policy may be the base policy itself
+            from climbrl.agents.ddz_search import parse_ddz_search_spec
+
+            policy = make_agent(base, game)
+            if not hasattr(policy, "move_scores"):
+                raise ValueError(f"agent {spec!r}: the base policy {base!r} has no move scores")
+            return parse_ddz_search_spec(spec, lambda rule: make_rule_agent(rule, "doudizhu"), base_agent=policy,
+                                         base=base)
         if base:  # the rollout search over a trained base policy: its network ranks the candidates (and,
             # when it has the public agent's shape, may play seats of the rollouts: own=base, rollout=base)
             policy = make_agent(base, game)
