@@ -241,7 +241,7 @@ def test_unknown_agents_games_and_bad_settings_are_refused(client) -> None:
         ({"game": "big2", "opponents": ["checkpoint:/no/such/file.pt"]}, "not found"),
         ({"game": "big2", "seat": 7}, "seat must be"),
         ({"game": "doudizhu", "opponents": ["heuristic"] * 3}, "name 1 or 2 opponents"),
-        ({"game": "doudizhu", "preset": "standard", "opponents": ["search:S=4,K=2"]}, "plays big2 only"),
+        ({"game": "doudizhu", "preset": "standard", "opponents": ["search:S=0,K=2"]}, "S >= 1"),
         ({"game": "big2", "seed": -1}, "seed"),
     ]
     for body, words in cases:
@@ -286,6 +286,26 @@ def test_reasoning_of_learned_and_search_agents(tmp_path) -> None:
     r = search[0]
     assert 2 <= len(r["rows"]) <= 3 and all(row["visits"] == 6 and 0 <= row["value"] <= 1 for row in r["rows"])
     assert sum(row["chosen"] for row in r["rows"]) == 1 and "hands" in v
+
+
+def test_reasoning_of_the_dou_dizhu_search(tmp_path) -> None:
+    """Dou Dizhu's search shows each candidate's win share and mean points, best points first,
+    its choice among them; its bids are no search."""
+    from climbrl.serve.table import Table
+
+    t = Table("doudizhu", "standard", ["search:S=4,K=3", "heuristic"], seat=0, seed=2, open_hands=True)
+    v = t.view()
+    while not v["over"] and not any(e["reasoning"] and e["reasoning"]["kind"] == "search" for e in v["events"]):
+        t.move(v["turn"], index=v["legal"][-1]["index"])
+        v = t.view()
+    search = [e["reasoning"] for e in v["events"] if e["reasoning"] and e["reasoning"]["kind"] == "search"]
+    assert search, "the search never searched"
+    r = search[0]
+    assert 2 <= len(r["rows"]) <= 3 and all(row["visits"] == 4 and 0 <= row["value"] <= 1 for row in r["rows"])
+    points = [row["points"] for row in r["rows"]]
+    assert points == sorted(points, reverse=True) and r["rows"][0]["chosen"]
+    bids = [e["reasoning"] for e in v["events"] if e.get("phase") == "bid" and e["reasoning"]]
+    assert all(b["kind"] != "search" for b in bids)
 
 
 def test_policy_reasoning_and_the_advisor(tmp_path) -> None:

@@ -104,7 +104,7 @@ def _play_by_clicks(page, max_turns=200):
 
 def test_dou_dizhu_with_the_auction_by_clicks(page, server, shots) -> None:
     url, _ = server
-    _start(page, url, "doudizhu", ["checkpoint:runs/tiny/policy.pt", "heuristic"], seed=5, advisor="heuristic")
+    _start(page, url, "doudizhu", ["checkpoint:runs/tiny/policy.pt", "heuristic"], seed=5, advisor="search:S=4,K=3")
     assert "bid or pass" in page.text_content("#status")
     assert page.locator("#bids button.bid").count() >= 2
     page.screenshot(path=str(shots / "doudizhu-auction.png"), full_page=True)
@@ -124,8 +124,10 @@ def test_dou_dizhu_with_the_auction_by_clicks(page, server, shots) -> None:
     assert page.evaluate("view.turn") == before and page.locator("#hand .card").count() == 20
     page.screenshot(path=str(shots / "doudizhu-refused.png"), full_page=True)
     page.click("#clear-btn")
-    page.click("#advice-btn")  # the advisor's view of the person's legal moves
+    page.click("#advice-btn")  # the advisor's view of the person's legal moves: the search's candidates
     page.wait_for_selector("#reasoning table.reasons")
+    assert "mean points" in page.text_content("#reasoning") and "win share" in page.text_content("#reasoning")
+    page.screenshot(path=str(shots / "doudizhu-advisor-search.png"), full_page=True)
     page.reload()  # a reload keeps the game
     page.wait_for_selector("#play:not([hidden])")
     assert page.evaluate("view.turn") == before and page.locator("#hand .card").count() == 20

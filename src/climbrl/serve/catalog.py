@@ -23,7 +23,8 @@ RULE_AGENTS = {
     "doudizhu": [("heuristic", "the lab's hand-written heuristic"),
                  ("aggressive", "rule agent: the guide's aggressive style"),
                  ("conservative", "rule agent: the guide's conservative style"),
-                 ("greedy", "plays its lowest move"), ("random", "a uniformly random legal move")],
+                 ("greedy", "plays its lowest move"), ("random", "a uniformly random legal move"),
+                 ("search:S=16,K=6", "rollout search over the heuristic (16 deals x 6 candidates)")],
 }
 
 

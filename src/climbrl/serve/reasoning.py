@@ -36,6 +36,7 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
     """``{"kind", "agent", "what", "rows"}`` for ``agent``'s choice ``chosen`` (an index into
     ``decision.moves``); ``label`` formats a move. Rows: ``{"move", "value", "chosen"}`` (and
     ``visits``, ``cards`` for a search), best first."""
+    from climbrl.agents.ddz_search import DdzSearchAgent
     from climbrl.agents.external.charlesworth import CharlesworthAgent
     from climbrl.agents.search import SearchAgent
     from climbrl.evaluate.behaviour import move_probabilities
@@ -45,6 +46,18 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
     base = {"agent": getattr(agent, "name", type(agent).__name__), "n_legal": len(decision.moves)}
     if len(decision.moves) == 1:
         return {**base, "kind": "forced", "what": "the only legal move", "rows": _table(label, decision, [1.0], chosen)}
+    if isinstance(who, DdzSearchAgent):
+        last = getattr(who, "last_search", None)
+        if not last:
+            return {**base, "kind": "forced", "what": "played without a search (a forced move or a bid)",
+                    "rows": _table(label, decision, None, chosen)}
+        cand, means, wins, samples = last["candidates"], last["returns"], last["wins"], last["samples"]
+        rows = [{"move": label(decision.moves[int(cand[j])]), "value": float(wins[j]), "points": float(means[j]),
+                 "visits": samples, "chosen": int(cand[j]) == chosen}
+                for j in np.argsort(-np.asarray(means, dtype=np.float64), kind="stable")]
+        return {**base, "kind": "search", "what": "share of the sampled deals won by playing it out, and the mean "
+                f"points (the score with its doublings; the choice: the most points; {samples} deals per candidate)",
+                "rows": rows}
     if isinstance(who, SearchAgent):
         last = getattr(who, "last_search", None)
         if not last:

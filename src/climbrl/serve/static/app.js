@@ -200,14 +200,17 @@ function showHints() {
 
 function showReasoning(r, e) {
   const head = e ? `${e.seat === view.seat ? "you" : e.who} played ${e.label}` : `advisor ${r.agent}`;
+  // a search shows its second measure beside the win share: Big 2's mean cards left, Dou Dizhu's mean points
+  const extra = r.kind !== "search" ? null : r.rows.length && "points" in r.rows[0] ? "points" : "cards";
   const table = el("table", { class: "reasons" },
     el("tr", {}, el("th", {}, "move"), el("th", {}, r.kind === "search" ? "win share" : r.kind === "q" ? "Q-value" : "probability"),
-       ...(r.kind === "search" ? [el("th", {}, "cards left"), el("th", {}, "visits")] : [])));
+       ...(extra ? [el("th", {}, extra === "points" ? "mean points" : "cards left"), el("th", {}, "visits")] : [])));
   for (const row of r.rows) {
     const val = row.value === null ? "-" : r.kind === "q" ? row.value.toFixed(3) : `${(100 * row.value).toFixed(1)}%`;
     const bar = row.value !== null && r.kind !== "q" ? el("span", { class: "bar", style: `width:${Math.round(60 * row.value)}px` }) : null;
     table.append(el("tr", { class: row.chosen ? "chosen" : "" }, el("td", {}, row.move), el("td", {}, bar, " ", val),
-      ...(r.kind === "search" ? [el("td", {}, row.cards.toFixed(1)), el("td", {}, String(row.visits))] : [])));
+      ...(extra ? [el("td", {}, extra === "points" ? row.points.toFixed(2) : row.cards.toFixed(1)),
+                   el("td", {}, String(row.visits))] : [])));
   }
   $("reasoning").replaceChildren(el("p", {}, el("strong", {}, head), ` (${r.agent}; ${r.n_legal} legal moves): ${r.what}`), table);
 }
