@@ -107,6 +107,42 @@ def headline(game: str, cmp: dict[str, Any]) -> str:
     return "; ".join(parts) + f" (of {len(cmp)}; mean win rate over the baselines, paired over seeds and deals, Holm)"
 
 
+def adopted(cmp: dict[str, Any], study: str | None) -> dict[str, bool]:
+    """For each learner where tuning beat the default: whether the study's params (``study``, a
+    params spec such as ``params.yaml#doudizhu``) now hold its tuned values, i.e. the main study
+    trains them. Nothing without the spec or when those params cannot be read."""
+    from climbrl.params import load_params
+
+    won = [a for a, x in cmp.items() if x["verdict"] == "tuned"]
+    if not won or not study:
+        return {}
+    try:
+        train = load_params(study).train
+    except (OSError, ValueError):
+        return {}
+
+    def same(have: Any, want: Any) -> bool:
+        return math.isclose(have, want, rel_tol=1e-9) if isinstance(want, float) else have == want
+
+    return {a: a in train and all(same(getattr(train[a], k, None), v) for k, v in cmp[a]["best"]["params"].items())
+            for a in won}
+
+
+def adoption_text(adopt: dict[str, bool], study: str) -> str:
+    """The sentence that says which winning configurations the main study now trains."""
+    yes = [a for a, v in adopt.items() if v]
+    no = [a for a, v in adopt.items() if not v]
+    parts = []
+    if yes:
+        parts.append(f"{', '.join(yes)}: the tuned values are now the study's config in `{study}` (adopted on this "
+                     "evidence; `make run` trains them, and the default column above is the config before). So "
+                     "`dvc status tune/dvc.yaml` shows this game's studies and comparison as changed: run again, "
+                     "they would compare the study's best with the adopted config")
+    if no:
+        parts.append(f"{', '.join(no)}: not in `{study}` yet (copy the tuned values below into it to adopt them)")
+    return "**In the main study:** " + "; ".join(parts) + "."
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3g}"
@@ -232,7 +268,7 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
 
 
 def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: dict[str, Any] | None,
-               figure: Path, reports: Path, seeds: list[int]) -> list[str]:
+               figure: Path, reports: Path, seeds: list[int], adopt: dict[str, bool] | None = None) -> list[str]:
     o = g["objective"]
     lines = [f"## {game} (`{g['rules']}` rules; study `{g['study']}`)", "",
              f"Schedule: {'successive halving' if g['pruner'] == 'halving' else 'Hyperband'} over epochs "
@@ -270,8 +306,10 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                 mark = {"a": " (tuned ahead)", "b": " (default ahead)", "tie": ""}[c["verdict"]]
                 cells.append(f"{_ci(c, 'difference', '+.3f')}, Holm p {c['holm_p']:.2g}{mark}")
             lines.append(f"| {a} | " + " | ".join(cells) + " |")
-        lines += ["", f"**Verdict ({game}):** {headline('', cmp)}.", "",
-                  "### The tuned configurations", "",
+        lines += ["", f"**Verdict ({game}):** {headline('', cmp)}.", ""]
+        if adopt:
+            lines += [adoption_text(adopt, g["study"]), ""]
+        lines += ["### The tuned configurations", "",
                   "Each file holds the study's full train config with the tuned values; `climbrl train --algo ALGO "
                   "--config FILE` takes it. A tuned configuration replaces the default in `params.yaml` only where "
                   "the table above shows tuning ahead.", ""]
@@ -326,9 +364,10 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games:
         if data is not None and not data.get("learners"):
             data = None
         cmp = comparison(data) if data else None
+        adopt = adopted(cmp, g.get("study")) if cmp else {}
         fig = slice_figure(game, g, reports / "figures")
         figures.append(fig)
-        lines += game_lines(game, g, data, cmp, fig, reports, seeds or (data or {}).get("seeds", []))
+        lines += game_lines(game, g, data, cmp, fig, reports, seeds or (data or {}).get("seeds", []), adopt)
         entry: dict[str, Any] = {"cpu_minutes": {a: s["cpu_seconds"] / 60 for a, s in g["studies"].items()},
                                  "best": {a: s.get("best") for a, s in g["studies"].items()}}
         if cmp:
@@ -336,6 +375,7 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games:
             entry["learners"] = {a: {"verdict": x["verdict"], "difference": x["contrast"]["difference"],
                                      "low": x["contrast"]["low"], "high": x["contrast"]["high"],
                                      "holm_p": x["contrast"]["holm_p"]} for a, x in cmp.items()}
+            entry["adopted"] = [a for a, v in adopt.items() if v]
             heads.append(entry["headline"])
         out["games"][game] = entry
     for game in games or []:

@@ -316,3 +316,32 @@ def test_the_report_names_an_interrupted_trial_and_its_retry() -> None:
     rows = {int(x.split("|")[1]): x for x in lines if x.startswith("| 0 ") or x.startswith("| 1 ")}
     assert "fail (interrupted: its process ended in it; CPU time not recorded)" in rows[0]
     assert "complete (retry of 0)" in rows[1] and "interrupted" not in rows[1]
+
+
+def test_the_report_says_which_winning_config_the_main_study_adopted(tmp_path) -> None:
+    """A tuned config that beat the default is named as adopted only once the study's params hold
+    its values; the main report's tuning section carries the same fact."""
+    import yaml
+
+    from climbrl.report import tune_lines
+
+    best = {"params": {"lr": 0.0008459126528049375, "epsilon": 0.12119804045947552}}
+    cmp = {"sarsa": {"verdict": "tuned", "best": best}, "mcq": {"verdict": "tie", "best": best}}
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    params["studies"]["doudizhu"]["train"]["sarsa"].update(lr=1e-4, epsilon=0.1)  # the default before
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    assert tuning_report.adopted(cmp, f"{path}#doudizhu") == {"sarsa": False}
+    assert "sarsa: not in" in tuning_report.adoption_text({"sarsa": False}, "params.yaml#doudizhu")
+    params["studies"]["doudizhu"]["train"]["sarsa"].update(lr=0.0008459126528049375, epsilon=0.12119804045947552)
+    path.write_text(yaml.safe_dump(params))
+    assert tuning_report.adopted(cmp, f"{path}#doudizhu") == {"sarsa": True}
+    assert tuning_report.adopted(cmp, None) == {} and tuning_report.adopted({"mcq": cmp["mcq"]}, str(path)) == {}
+    assert "the default column above is the config before" in tuning_report.adoption_text({"sarsa": True}, "p")
+
+    reports = tmp_path / "reports"
+    (reports / "tune").mkdir(parents=True)
+    (reports / "tune" / "report.json").write_text(json.dumps(
+        {"games": {"doudizhu": {"headline": "doudizhu: tuning beat the default for sarsa", "adopted": ["sarsa"]}}}))
+    study = load_params("params.yaml#doudizhu")
+    assert "trains the tuned config of sarsa" in tune_lines(study, reports / "doudizhu")[2]

@@ -679,8 +679,11 @@ def tune_lines(params: Params, reports: Path) -> list[str]:
         return []
     link = "../tune/report.md" if params.study else "tune/report.md"
     text = entry.get("headline")
+    adopted = [a for a in entry.get("adopted") or [] if isinstance(a, str)]
     return ["## Hyperparameter tuning (`make tune`)", "",
             (f"{text}." if text else "The studies ran; the full-budget comparison has not run yet.")
+            + (f" This study trains the tuned config of {', '.join(adopted)} (adopted on that evidence)."
+               if adopted else "")
             + f" Trials, importances, figures and the tuned configurations: [{link}]({link}).", ""]
 
 
