@@ -376,6 +376,7 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games:
                                      "low": x["contrast"]["low"], "high": x["contrast"]["high"],
                                      "holm_p": x["contrast"]["holm_p"]} for a, x in cmp.items()}
             entry["adopted"] = [a for a, v in adopt.items() if v]
+            entry["study"] = g.get("study")
             heads.append(entry["headline"])
         out["games"][game] = entry
     for game in games or []:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from climbrl.agents import Decision, make_agent
-from climbrl.agents.ddz_search import DdzSearchAgent, known_cards, rebuild, sample_hands
+from climbrl.agents.ddz_search import DdzSearchAgent, deal_weights, known_cards, rebuild, sample_hands
 from climbrl.games.doudizhu.state import DdzGame, DdzState
 from climbrl.learn.specs import make_agent as make_any_agent
 
@@ -67,7 +67,7 @@ def _exchanged(state: DdzState, rng: random.Random) -> DdzState:
     start[state.landlord] -= state.kitty
     other = state.game.new_game(hands=[h.astype(np.int8) for h in start], kitty=state.kitty.copy(),
                                 first_bidder=state.deals[-1][2])
-    for m in state.moves:
+    for _, m in state.auction_history + state.history:  # this deal's (after a redeal: the last one's)
         other.apply(m)
     return other
 
@@ -103,6 +103,53 @@ def test_sampled_deals_respect_what_the_seat_has_seen(game: DdzGame, seed: int, 
         assert other.legal_features() == state.legal_features()
 
 
+def _rejection_deals(obs, rng: random.Random, n: int) -> np.ndarray:
+    """The oracle: current hands of ``n`` deals drawn from the deal itself conditioned on what the
+    seat has seen, by rejection. The two other seats' dealt cards (what they hold now and what they
+    played, the landlord's kitty left out) are shuffled as single cards and dealt again by the dealt
+    sizes; a deal in which a seat could not have made its plays is rejected."""
+    seat = obs.seat
+    others = [(seat + 1) % 3, (seat + 2) % 3]
+    played = np.asarray(obs.played, dtype=np.int64)
+    kitty = np.asarray(obs.kitty, dtype=np.int64)
+    extra = [kitty if p == obs.landlord else 0 * kitty for p in others]
+    pool = DECK - np.asarray(obs.hand) - played.sum(axis=0) + played[others].sum(axis=0) - sum(extra)
+    cards = np.repeat(np.arange(15), pool).tolist()
+    size = int(obs.cards_left[others[0]] + played[others[0]].sum() - extra[0].sum())
+    out = []
+    while len(out) < n:
+        rng.shuffle(cards)
+        now = [np.bincount(part, minlength=15) + extra[i] - played[others[i]]
+               for i, part in enumerate((cards[:size], cards[size:]))]
+        if min(h.min() for h in now) >= 0:
+            h = np.zeros((3, 15), dtype=np.int64)
+            h[seat], h[others[0]], h[others[1]] = obs.hand, now[0], now[1]
+            out.append(h)
+    return np.array(out)
+
+
+# searching: the landlord, the landlord, a peasant
+@pytest.mark.parametrize(("seed", "steps"), [(1, 6), (3, 12), (4, 5)])
+def test_the_weighted_samples_are_the_deal_conditioned_on_the_facts(seed: int, steps: int) -> None:
+    """The weighted share of each count of each rank in the next seat's hand matches the rejection
+    oracle's, where the unweighted shuffle's does not (a seat that played part of a rank looks
+    likelier to hold the rest than it is)."""
+    obs = (s := _play_to(GAMES[0], seed, steps)).observation(s.current_player)
+    oracle = _rejection_deals(obs, random.Random(1), 3000)
+    hands = sample_hands(obs, random.Random(2), 3000)
+    w = deal_weights(obs, hands)
+    assert w.sum() == pytest.approx(1.0) and 1 / np.sum(w ** 2) > 1000  # most samples still count
+    nxt = (obs.seat + 1) % 3
+
+    def shares(h: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return np.array([[weights @ (h[:, nxt, r] == k) for k in range(5)] for r in range(15)])
+
+    truth = shares(oracle, np.full(len(oracle), 1 / len(oracle)))
+    assert np.abs(shares(hands, w) - truth).max() < 0.06
+    unweighted = np.abs(shares(hands, np.full(len(hands), 1 / len(hands))) - truth).max()
+    assert unweighted > 0.1  # what the weights mend
+
+
 def test_the_samples_follow_the_seed_and_vary() -> None:
     state = _play_position(GAMES[0], 3)
     obs = state.observation(state.current_player)
@@ -114,21 +161,32 @@ def test_the_samples_follow_the_seed_and_vary() -> None:
 SPECS = ["search:S=6,K=4", "search:S=4,K=3,rollout=greedy,own=heuristic", "search:S=4,K=5,value=win"]
 
 
+def _redealt_position() -> DdzState:
+    """A play position with a choice in a game of the auction preset that was redealt (every seat
+    passed on the first deal): random players."""
+    for seed in range(200):
+        for steps in range(12, 40, 4):
+            s = _play_to(GAMES[1], seed, steps, policy="random")
+            if len(s.deals) > 1 and s.observation(s.current_player).phase == "play" and len(s.legal_moves()) > 1:
+                return s
+    raise AssertionError("no redealt game found")
+
+
 def assert_choice_ignores_hidden_cards(agent, positions: int = 8) -> None:
     """The issue's fair-play test: same observation, same seed -> same choice, whatever the
-    other seats hold, over positions of both presets, each with three exchanges."""
+    other seats hold, over positions of both presets (one of a redealt game), each with three
+    exchanges."""
     changed = checked = 0
-    for gi, game in enumerate(GAMES):
-        for seed in range(positions):
-            state = _play_position(game, 100 * gi + seed)
-            d = Decision.from_state(state)
-            ref = agent.act(d, random.Random(seed))
-            for k in range(3):
-                other = _exchanged(state, random.Random(1000 * seed + k))
-                assert other.observation(other.current_player) == d.observation
-                changed += not np.array_equal(other.hands, state.hands)
-                assert agent.act(Decision.from_state(other), random.Random(seed)) == ref
-                checked += 1
+    states = [_play_position(game, 100 * gi + seed) for gi, game in enumerate(GAMES) for seed in range(positions)]
+    for seed, state in enumerate([*states, _redealt_position()]):
+        d = Decision.from_state(state)
+        ref = agent.act(d, random.Random(seed))
+        for k in range(3):
+            other = _exchanged(state, random.Random(1000 * seed + k))
+            assert other.observation(other.current_player) == d.observation
+            changed += not np.array_equal(other.hands, state.hands)
+            assert agent.act(Decision.from_state(other), random.Random(seed)) == ref
+            checked += 1
     assert changed > checked // 2  # the hidden cards really moved in most positions
 
 
@@ -173,22 +231,42 @@ def test_same_seed_same_moves_and_only_legal_indices(game: DdzGame) -> None:
         assert runs[0] == runs[1]
 
 
-def test_the_search_scores_every_candidate_on_the_same_deals() -> None:
-    """The chosen move has the highest mean return of the candidates; a candidate that goes out
-    at once returns the win on every deal."""
-    agent = DdzSearchAgent(rule_agent, samples=8, candidates=40)
+@pytest.mark.parametrize("value", ["score", "win"])
+def test_the_search_plays_the_candidate_its_value_ranks_first(value: str) -> None:
+    """``value=score`` plays the highest weighted mean return, ``value=win`` the most wins."""
+    agent = DdzSearchAgent(rule_agent, samples=8, candidates=40, value=value)
     for seed in range(6):
-        state = _play_position(GAMES[0], seed)
-        d = Decision.from_state(state)
+        d = Decision.from_state(_play_position(GAMES[0], seed))
         k = agent.act(d, random.Random(seed))
         info = agent.last_search
-        assert info is not None and info["samples"] == 8
-        assert k == int(info["candidates"][int(np.argmax(info["returns"]))])
+        assert info is not None and info["samples"] == 8 and info["value"] == value
+        key = info["returns"] if value == "score" else info["wins"]
+        assert k == int(info["candidates"][int(np.argmax(key))])
         assert len(info["candidates"]) == min(40, len(d.moves))
-        seat = d.seat
-        for j, m in enumerate(info["candidates"]):
-            if d.game.move_size(d.moves[m]) == state.left[seat]:  # goes out: the seat's side wins
-                assert info["wins"][j] == 1.0
+
+
+def test_every_candidate_is_played_out_on_the_same_deals_and_streams() -> None:
+    """A candidate's rollouts do not depend on the other candidates (the same deals and random
+    streams for each: common random numbers), and a move that goes out wins for the seat's side,
+    landlord or peasant (its return is positive on every deal)."""
+    agent = DdzSearchAgent(rule_agent, samples=6, candidates=40, rollout="random", own="random")
+    roles = set()
+    for seed in range(40):
+        state = _play_to(GAMES[0], seed, 60)  # a move before the end: someone can go out
+        d = Decision.from_state(state)
+        if len(d.moves) < 2:
+            continue
+        cand = agent.candidates_of(d, random.Random(seed))
+        hands = sample_hands(d.observation, random.Random(seed), 6)
+        seeds = list(range(6))
+        both = agent.returns(d, cand, hands, seeds)
+        for j in (0, len(cand) - 1):
+            assert np.array_equal(agent.returns(d, cand[j:j + 1], hands, seeds)[0], both[j])
+        for j, m in enumerate(cand):
+            if d.game.move_size(d.moves[m]) == state.left[d.seat]:
+                assert (both[j] > 0).all()
+                roles.add(state.roles()[d.seat])
+    assert roles == {"landlord", "peasant_down", "peasant_up"}
 
 
 def test_bad_specs_are_refused() -> None:

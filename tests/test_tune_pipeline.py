@@ -321,8 +321,6 @@ def test_the_report_names_an_interrupted_trial_and_its_retry() -> None:
 def test_the_report_says_which_winning_config_the_main_study_adopted(tmp_path) -> None:
     """A tuned config that beat the default is named as adopted only once the study's params hold
     its values; the main report's tuning section carries the same fact."""
-    import yaml
-
     from climbrl.report import tune_lines
 
     best = {"params": {"lr": 0.0008459126528049375, "epsilon": 0.12119804045947552}}
@@ -342,6 +340,10 @@ def test_the_report_says_which_winning_config_the_main_study_adopted(tmp_path) -
     reports = tmp_path / "reports"
     (reports / "tune").mkdir(parents=True)
     (reports / "tune" / "report.json").write_text(json.dumps(
-        {"games": {"doudizhu": {"headline": "doudizhu: tuning beat the default for sarsa", "adopted": ["sarsa"]}}}))
+        {"games": {"doudizhu": {"headline": "doudizhu: tuning beat the default for sarsa", "adopted": ["sarsa"],
+                                "study": "params.yaml#doudizhu"}}}))
     study = load_params("params.yaml#doudizhu")
     assert "trains the tuned config of sarsa" in tune_lines(study, reports / "doudizhu")[2]
+    other = dataclasses.replace(study, study="doudizhu_auction")  # another study of the game adopted nothing
+    line = tune_lines(other, reports / "doudizhu_auction")[2]
+    assert "tuning beat the default for sarsa" in line and "trains the tuned config" not in line

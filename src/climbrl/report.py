@@ -679,7 +679,11 @@ def tune_lines(params: Params, reports: Path) -> list[str]:
         return []
     link = "../tune/report.md" if params.study else "tune/report.md"
     text = entry.get("headline")
-    adopted = [a for a in entry.get("adopted") or [] if isinstance(a, str)]
+    # the tuning ran on one study of the game (its params spec, e.g. params.yaml#doudizhu): another
+    # study of the same game quotes its headline but has adopted nothing
+    tuned_study = str(entry.get("study") or "").partition("#")[2]
+    adopted = [a for a in entry.get("adopted") or [] if isinstance(a, str)] if tuned_study == (params.study or "") \
+        else []
     return ["## Hyperparameter tuning (`make tune`)", "",
             (f"{text}." if text else "The studies ran; the full-budget comparison has not run yet.")
             + (f" This study trains the tuned config of {', '.join(adopted)} (adopted on that evidence)."

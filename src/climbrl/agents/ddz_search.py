@@ -14,7 +14,8 @@ At each play decision with a real choice the agent
    batch per step;
 4. plays the candidate with the **highest mean return** of its seat (``value=score``: the score
    with the bomb, rocket and spring doublings, by role, what ADP counts) or the **most wins**
-   (``value=win``: what WP counts); ties go to the better rank in the base policy's order.
+   (``value=win``: what WP counts), means weighted over the deals (*Weights* below); ties go to
+   the better rank in the base policy's order.
 
 Choices, and why:
 
@@ -26,10 +27,18 @@ Choices, and why:
   the cards played (public, removed from the pool) and the kitty, which the landlord took face
   up: while the landlord has not played as many cards of a rank as the kitty held, it still
   holds the difference (cards of one rank are alike, so that is exactly what is known). Under
-  every preset a seat may pass when it could beat the table, so a pass proves nothing. Subject
-  to these facts the deal is uniform: the known cards placed, the rest shuffled with the
-  ``random.Random`` the runner passes (seeded per game and seat) and dealt by the counts: same
-  seed, same samples, same move.
+  every preset a seat may pass when it could beat the table, so a pass proves nothing. The
+  known cards are placed and the rest shuffled with the ``random.Random`` the runner passes
+  (seeded per game and seat) and dealt by the counts: same seed, same samples, same move.
+- *Weights.* That shuffle is uniform over the cards left, which is not the deal conditioned on the
+  facts: a hand that played ``u`` cards of a rank and holds ``y`` more was dealt ``y + u``, and a
+  deal's chance goes with ``1 / (y + u)!`` per rank and seat where the shuffle's goes with
+  ``1 / y!``. Unweighted, a seat that played a pair would look three times likelier than it is to
+  hold the pair that completes its bomb. So every sample carries the weight
+  ``prod 1 / C(y + u, u)`` over the other seats and ranks (:func:`deal_weights`; the landlord's
+  ``u`` counts only what it played beyond its kitty cards), and a candidate's value is the
+  weighted mean over the samples: the estimate of its value under the deal conditioned on the
+  facts (``tests/test_ddz_search.py`` checks it against a rejection sampler of whole deals).
 - *The sampled game.* :func:`rebuild` deals the sampled hands as they were before the first play
   (each seat's hand plus what it has played, the landlord's less the kitty) and replays the
   public auction and plays through the engine, so every sampled game is a game of the rules
@@ -105,6 +114,28 @@ def sample_hands(obs: Any, rng: random.Random, n: int) -> np.ndarray:
     return out
 
 
+_LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, 64)))])
+
+
+def deal_weights(obs: Any, hands: np.ndarray) -> np.ndarray:
+    """Importance weights (summing to 1) of deals drawn by :func:`sample_hands`, that make their
+    weighted means estimates under the deal conditioned on what the seat has seen (module
+    docstring, *Weights*): ``prod 1 / C(y + u, u)`` over the two other seats and the ranks, ``y``
+    the seat's hidden count (its known kitty cards left out), ``u`` what it has played (the
+    landlord: beyond its kitty cards)."""
+    hands = np.asarray(hands, dtype=np.int64)
+    known = known_cards(obs)
+    played = np.asarray(obs.played, dtype=np.int64)
+    kitty = np.asarray(obs.kitty, dtype=np.int64)
+    log_w = np.zeros(len(hands))
+    for p in ((obs.seat + 1) % 3, (obs.seat + 2) % 3):
+        u = np.maximum(played[p] - (kitty if p == obs.landlord else 0), 0)
+        y = hands[:, p] - known[p]
+        log_w -= (_LOG_FACTORIAL[y + u] - _LOG_FACTORIAL[y]).sum(axis=1)  # log C(y + u, u) less its constant log u!
+    w = np.exp(log_w - log_w.max())
+    return w / w.sum()
+
+
 def rebuild(obs: Any, game: Any, hands: np.ndarray) -> Any:
     """The game that reaches ``obs`` with ``hands`` (``(3, 15)``, the hands held now): dealt as
     before the first play and replayed through the engine (every move checked)."""
@@ -174,8 +205,9 @@ class DdzSearchAgent(Agent):
         self.base_agent = base_agent
         self.ranker: Callable[[Decision], np.ndarray] | None = getattr(base_agent, "move_scores", None)
         self.last_search: dict | None = None
-        """The last :meth:`act`'s search: candidate indices, each one's mean return and win rate
-        over the sampled deals, and the number of deals (``None`` after a forced move)."""
+        """The last :meth:`act`'s search: candidate indices, each one's weighted mean return and
+        win rate over the sampled deals, the number of deals and their effective number under the
+        weights, and what the choice was made by (``None`` after a forced move)."""
         self.name = (f"search:{base + ',' if base else ''}S={samples},K={candidates},rollout={rollout}"
                      + (f",own={own}" if own != rollout else "") + (f",value={value}" if value != "score" else ""))
 
@@ -205,13 +237,15 @@ class DdzSearchAgent(Agent):
         if len(cand) == 1:
             return int(cand[0])
         hands = sample_hands(d.observation, rng, self.samples)
+        weights = deal_weights(d.observation, hands)
         seeds = [rng.getrandbits(62) for _ in range(len(hands))]
         returns = self.returns(d, cand, hands, seeds)
-        wins = (returns > 0).mean(axis=1)
-        means = returns.mean(axis=1)
+        wins = (returns > 0).astype(np.float64) @ weights
+        means = returns @ weights
         key = means if self.value == "score" else wins
-        best = int(np.flatnonzero(key == key.max())[0])  # ties: the better rank
-        self.last_search = {"candidates": cand, "returns": means, "wins": wins, "samples": len(hands)}
+        best = int(np.flatnonzero(key >= key.max() - 1e-12)[0])  # ties: the better rank
+        self.last_search = {"candidates": cand, "returns": means, "wins": wins, "samples": len(hands),
+                            "effective_samples": float(1.0 / np.sum(weights ** 2)), "value": self.value}
         return int(cand[best])
 
     def returns(self, d: Decision, cand: np.ndarray, hands: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
@@ -245,5 +279,5 @@ def parse_ddz_search_spec(spec: str, make_rule: Callable[[str], Agent], base_age
         raise ValueError(f"agent {spec!r}: {e}") from None
 
 
-__all__ = ["DdzSearchAgent", "parse_ddz_search_spec", "sample_hands", "rebuild", "play_out", "known_cards",
-           "unseen_cards", "VALUES", "RULE_POLICIES"]
+__all__ = ["DdzSearchAgent", "parse_ddz_search_spec", "sample_hands", "deal_weights", "rebuild", "play_out",
+           "known_cards", "unseen_cards", "VALUES", "RULE_POLICIES"]

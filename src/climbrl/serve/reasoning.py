@@ -49,15 +49,17 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
     if isinstance(who, DdzSearchAgent):
         last = getattr(who, "last_search", None)
         if not last:
-            return {**base, "kind": "forced", "what": "played without a search (a forced move or a bid)",
-                    "rows": _table(label, decision, None, chosen)}
+            return {**base, "kind": "forced", "what": "played without a search (a forced move, a single candidate "
+                    "or a bid)", "rows": _table(label, decision, None, chosen)}
         cand, means, wins, samples = last["candidates"], last["returns"], last["wins"], last["samples"]
+        by_points = last.get("value", "score") == "score"
         rows = [{"move": label(decision.moves[int(cand[j])]), "value": float(wins[j]), "points": float(means[j]),
                  "visits": samples, "chosen": int(cand[j]) == chosen}
-                for j in np.argsort(-np.asarray(means, dtype=np.float64), kind="stable")]
+                for j in np.argsort(-np.asarray(means if by_points else wins, dtype=np.float64), kind="stable")]
         return {**base, "kind": "search", "what": "share of the sampled deals won by playing it out, and the mean "
-                f"points (the score with its doublings; the choice: the most points; {samples} deals per candidate)",
-                "rows": rows}
+                "points (the score with its doublings); both weighted over the deals as the facts make them "
+                f"likely; the choice: the {'most points' if by_points else 'highest win share'} "
+                f"({samples} deals per candidate)", "rows": rows}
     if isinstance(who, SearchAgent):
         last = getattr(who, "last_search", None)
         if not last:
