@@ -33,3 +33,21 @@ def test_the_fingerprint_sees_a_change_of_behaviour(case, tmp_path) -> None:
     golden = {case: json.loads(GOLDEN.read_text())[case]}
     moved = {case: fingerprint(dataclasses.replace(cfg, games_per_epoch=cfg.games_per_epoch + 1), tmp_path / "x")}
     assert differences(golden, moved)
+
+
+def test_paths_are_compared_like_with_like_across_vendors(tmp_path, monkeypatch) -> None:
+    """``--paths`` compares each switch with the same switch kept from another vendor's machine: equal
+    bits are called equal, one moved value is called a difference, a switch not kept there is named."""
+    from tests.golden import training
+
+    monkeypatch.setattr(training, "PATHS_DIR", tmp_path)
+    fp = {"big2/ppo": {"epoch1/loss": 0.5, "w/sum": 1.25, "w/abs": 2.5}}
+    (tmp_path / "AuthenticAMD.json").write_text(json.dumps(
+        {"math_path": {"aten_capability": "AVX2", "torch": "2.13.0+cpu"},
+         "paths": {"mkl-compatible": fp, "default": {"big2/ppo": {**fp["big2/ppo"], "w/sum": 1.2500001}}}}))
+    out = training.compare_vendors({"mkl-compatible": fp, "default": fp, "aten-scalar": fp}, "GenuineIntel")
+    lines = dict(line.strip().split(": ", 1) for line in out.splitlines()[1:])
+    assert lines["mkl-compatible"].endswith("EQUAL bit for bit") and lines["mkl-compatible"].startswith("3 of 3")
+    assert lines["default"].endswith("differs") and lines["default"].startswith("2 of 3")
+    assert lines["aten-scalar"] == "not measured there"
+    assert training.compare_vendors({"default": fp}, "AuthenticAMD").startswith("no other vendor's paths kept")

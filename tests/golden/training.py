@@ -18,8 +18,11 @@ value). A change of behaviour moves far more: another training seed 1.5e-2 in ev
 more learning rate 3e-4 (DQN) to 6e-6 (PPO, below the tolerance: so small a change is not what
 this test is for). On an Intel Xeon with AVX-512 (2026-12-03), ``--paths`` found every path within
 the tolerances of that AMD file (its tensors at most 5.9e-7 apart) and none equal to it bit for bit
-(at most 331 of its 629 values, the counts among them): no MKL or ATen switch alone gives the other
-vendor's bits, so the test compares within tolerances.
+(at most 331 of its 629 values, the counts among them), so the test compares within tolerances. That
+comparison set each switch here against the AMD machine's *default* path; whether a switch gives
+both vendors the same bits needs the same switch on both: ``--paths --save`` keeps every switch's
+fingerprints in ``paths/VENDOR.json`` (the Intel Xeon's, 2026-12-05) and compares with the other
+vendors' files kept there (:func:`compare_vendors`).
 
 Regenerate after a change that is meant to move numbers: ``python -m tests.golden.training --write``,
 or only the cases it moves, keeping the others' values as they were measured:
@@ -43,6 +46,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("training.json")
+#: every path's fingerprints, one file per CPU vendor (``--paths --save``)
+PATHS_DIR = Path(__file__).with_name("paths")
 TINY = {"epochs": 2, "games_per_epoch": 4, "eval_every": 0, "hidden": 32, "keep_policy_every": 0, "actors": 1}
 RTOL = 1e-4
 ATOL = 1e-6
@@ -144,10 +149,53 @@ def committed_equality(golden: dict[str, dict[str, float]], run: dict[str, dict[
     return same, total, max(tensor_distance(golden[c], run.get(c, {})) for c in golden)
 
 
+def this_vendor() -> str:
+    """The CPU vendor (``GenuineIntel``, ``AuthenticAMD``) as :func:`pipeline.regression.math_path` reads it."""
+    from pipeline.regression import math_path
+
+    return math_path()["cpu_vendor"]
+
+
+def save_paths(runs: dict[str, dict[str, dict[str, float]]]) -> Path:
+    """Keep this machine's fingerprints under every path of :data:`PATHS` (``--paths --save``), so that
+    a machine of another vendor compares like with like: the same switch on both (:func:`compare_vendors`)."""
+    from pipeline.regression import math_path
+
+    PATHS_DIR.mkdir(exist_ok=True)
+    out = PATHS_DIR / f"{math_path()['cpu_vendor']}.json"
+    out.write_text(json.dumps({"math_path": {k: v for k, v in math_path().items() if k not in ("mkl_cbwr",
+                                                                                               "aten_cpu_capability")},
+                               "paths": runs}, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def compare_vendors(runs: dict[str, dict[str, dict[str, float]]], vendor: str) -> str:
+    """For each path run here, how many of its values equal bit for bit those that the same path gave
+    on each other vendor's machine (``paths/VENDOR.json``): a path equal on both is a pin that gives
+    the same numbers across vendors (issue 32). Lines of text; says so when no other vendor is kept."""
+    lines = []
+    for f in sorted(PATHS_DIR.glob("*.json")) if PATHS_DIR.is_dir() else []:
+        if f.stem == vendor:
+            continue
+        other = json.loads(f.read_text())
+        lines.append(f"against {f.stem} ({other['math_path'].get('aten_capability')}, "
+                     f"torch {other['math_path'].get('torch')}), the same switch on both:")
+        for name, run in runs.items():
+            if name not in other["paths"]:
+                lines.append(f"  {name}: not measured there")
+                continue
+            same, total, dist = committed_equality(other["paths"][name], run)
+            verdict = "EQUAL bit for bit" if same == total and set(run) == set(other["paths"][name]) else "differs"
+            lines.append(f"  {name}: {same} of {total} values equal, tensors at most {dist:.1e} apart: {verdict}")
+    return "\n".join(lines) or f"no other vendor's paths kept in {PATHS_DIR} (run --paths --save on one)"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--write", action="store_true", help=f"write {GOLDEN.name}")
     p.add_argument("--paths", action="store_true", help="compare the code paths of this machine")
+    p.add_argument("--save", action="store_true",
+                   help=f"with --paths: keep every path's fingerprints in {PATHS_DIR.name}/VENDOR.json")
     p.add_argument("--case", action="append", metavar="STUDY/LEARNER",
                    help="with --write: rewrite only this case (repeatable); the others keep their committed values")
     p.add_argument("--json", help=argparse.SUPPRESS)  # one path's fingerprints to this file (for --paths)
@@ -169,6 +217,10 @@ def main() -> None:
             same, total, dist = committed_equality(golden, runs[name])
             print(f"  against the committed {GOLDEN.name}: {same} of {total} values equal bit for bit, the tensors "
                   f"at most {dist:.1e} apart (relative)")
+        print(compare_vendors(runs, this_vendor()))
+        if a.save:
+            out = save_paths(runs)
+            print(f"wrote {out}")
     elif a.write:
         if a.case:
             known = cases()
