@@ -12,6 +12,7 @@ COPY src ./src
 # (the Makefile's venv target) less dev, the test tools: rlcard for the Dou Dizhu study's outside
 # opponent (rlcard-rule), postgres for the shared store (tests/test_install_extras.py holds them).
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
-    && pip install -e '.[postgres,rlcard]'
+    && pip install -e '.[postgres,rlcard]' \
+    && python -c "import rlcard.games.doudizhu.utils"
 COPY . .
 CMD ["sh", "-c", "git init -q 2>/dev/null; python -m pipeline.prefect_server -- dvc repro"]
