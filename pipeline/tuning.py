@@ -315,22 +315,10 @@ def worker_storage(storage: str) -> str:
 
 
 def searched(algo: str) -> set[str]:
-    """The train fields a study of ``algo`` samples (:func:`climbrl.tune.suggest`)."""
-    from climbrl.tune import suggest
+    """The train fields a study of ``algo`` samples (:func:`climbrl.tune.searched`)."""
+    from climbrl.tune import searched as names
 
-    class _Names:
-        def __init__(self) -> None:
-            self.names: set[str] = set()
-
-        def suggest_float(self, name: str, low: float, *_a: Any, **_k: Any) -> float:
-            self.names.add(name)
-            return low
-
-        suggest_int = suggest_float
-
-    t = _Names()
-    suggest(t, algo)
-    return t.names
+    return set(names(algo))
 
 
 def study_setup(base: TrainConfig, spec: GameTuning) -> dict[str, Any]:
@@ -473,6 +461,7 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
     for tr in study.trials:
         trials.append({"number": tr.number, "state": tr.state.name, "params": tr.params,
                        "interrupted": bool(tr.user_attrs.get("interrupted")), "retry_of": tr.user_attrs.get("retry_of"),
+                       "default": bool(tr.user_attrs.get("default")),
                        "value": tr.value, "epochs": tr.user_attrs.get("epochs", 0),
                        "rungs": {str(k): v for k, v in sorted(tr.intermediate_values.items())},
                        "cpu_seconds": tr.user_attrs.get("cpu_seconds", 0.0),
@@ -485,7 +474,8 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
                                       sorted({x["state"] for x in trials})}}
     if complete:
         best = study.best_trial
-        out["best"] = {"number": best.number, "value": best.value, "params": best.params}
+        out["best"] = {"number": best.number, "value": best.value, "params": best.params,
+                       "default": bool(best.user_attrs.get("default"))}
     out["importances"] = None
     first = spec.rungs()[0]
     reached = [tr for tr in study.trials if tr.state.name in ("COMPLETE", "PRUNED") and first in tr.intermediate_values]
@@ -552,6 +542,10 @@ def compare_jobs(t: Tuning, studies: dict[str, Any], runs: str | Path = RUNS) ->
             best = studies["games"][game]["studies"][a].get("best")
             if best is None:
                 print(f"tune: {game} {a}: no complete trial, nothing to compare", file=sys.stderr)
+                continue
+            if best.get("default"):  # the tuned arm would train the default config again, seed for seed
+                print(f"tune: {game} {a}: the study's best trial is the learner's own config, nothing to compare",
+                      file=sys.stderr)
                 continue
             for arm, values in (("tuned", best["params"]), ("default", {})):
                 for s in t.seeds:

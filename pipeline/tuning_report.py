@@ -235,7 +235,8 @@ def study_lines(game: str, a: str, s: dict[str, Any], g: dict[str, Any]) -> list
         vals = [f"{t['rungs'][str(r)]:.3f}" if str(r) in t["rungs"] else "" for r in rungs]
         state = t["state"].lower() \
             + (" (interrupted: its process ended in it; CPU time not recorded)" if t.get("interrupted") else "") \
-            + (f" (retry of {t['retry_of']})" if t.get("retry_of") is not None else "")
+            + (f" (retry of {t['retry_of']})" if t.get("retry_of") is not None else "") \
+            + (" (the learner's own config)" if t.get("default") else "")
         lines.append(f"| {t['number']} | {state} | {t['epochs']} | " + " | ".join(vals)
                      + " | " + ", ".join(f"{k}={_fmt(v)}" for k, v in t["params"].items())
                      + f" | {t['cpu_seconds']:.0f} |")
@@ -296,6 +297,10 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                          + f" | {_ci(x['rates']['default']['mean'])} | {_ci(x['rates']['tuned']['mean'])} | "
                          f"{_ci(c, 'difference', '+.3f')} | {c['p_value']:.2g} | {c['holm_p']:.2g} | "
                          f"{_verdict_text(x['verdict'])} |")
+        own = [a for a, st in g["studies"].items() if (st.get("best") or {}).get("default")]
+        if own:
+            lines += ["", f"Not compared: {', '.join(own)}: the study's best trial is the learner's own config "
+                      "(trial 0), so tuning found nothing better on the study's deals and the default stays."]
         lines += ["", f"Per baseline (tuned minus default; Holm over all {len(cmp) * len(opps)} learner and "
                   "baseline pairs):", "",
                   "| learner | " + " | ".join(f"vs {o}" for o in opps) + " |", "|---|" + "---|" * len(opps)]

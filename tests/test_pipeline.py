@@ -204,6 +204,37 @@ def test_optuna_study_is_resumable_and_writes_best_params(study_dir) -> None:
     assert (runs["tags.mlflow.parentRunId"].notna()).sum() == 2  # each trial a nested run
 
 
+def test_a_new_study_starts_from_the_learner_s_own_config_and_learners_draw_apart(study_dir) -> None:
+    """Trial 0 of a new study is the learner's own config (marked ``default``), measured like any
+    trial; a resumed study does not queue it again; two learners' studies draw different random
+    points (the sampler's seed takes the study's name)."""
+    import dataclasses
+
+    from climbrl.config import train_config
+    from climbrl.tune import run_study, sampler_seed, searched
+
+    p = load_params("params.yaml")
+    tune = dataclasses.replace(p.tune, pruner="none")
+    run_study(tune, algo="sarsa", trials=2, track=False, study_name="a")
+    again = run_study(tune, algo="sarsa", trials=3, track=False, study_name="a")
+    assert again["trials"] == 3
+    import optuna
+
+    trials = optuna.load_study(study_name="a", storage=p.tune.storage).trials
+    own = train_config("sarsa")
+    assert trials[0].user_attrs.get("default") is True and trials[0].state.name == "COMPLETE"
+    assert trials[0].params == {k: getattr(own, k) for k in searched("sarsa")}
+    assert [t.number for t in trials if t.user_attrs.get("default")] == [0]  # not queued again on resume
+    assert trials[1].params != trials[0].params
+    run_study(tune, algo="mcq", trials=2, track=False, study_name="b")
+    other = optuna.load_study(study_name="b", storage=p.tune.storage).trials
+    assert other[0].params == trials[0].params  # both learners' defaults: lr 1e-4, epsilon 0.1
+    assert other[1].params != trials[1].params and sampler_seed(0, "a") != sampler_seed(0, "b")
+    off = run_study(tune, algo="mcq", trials=1, track=False, study_name="c", start_from_default=False)
+    first = optuna.load_study(study_name="c", storage=p.tune.storage).trials[0]
+    assert off["trials"] == 1 and "default" not in first.user_attrs
+
+
 def test_regression_gate_fails_a_weakened_agent_and_a_stronger_one() -> None:
     """The Big 2 gate is two-sided around its committed win counts: an agent that acts at random
     fails it, and so does the much stronger heuristic, both on the math path the counts were measured on

@@ -347,3 +347,27 @@ def test_the_report_says_which_winning_config_the_main_study_adopted(tmp_path) -
     other = dataclasses.replace(study, study="doudizhu_auction")  # another study of the game adopted nothing
     line = tune_lines(other, reports / "doudizhu_auction")[2]
     assert "tuning beat the default for sarsa" in line and "trains the tuned config" not in line
+
+
+def test_a_study_whose_best_is_the_learner_s_own_config_is_not_compared_and_says_so(capsys, monkeypatch) -> None:
+    """When trial 0, the learner's own config, stays the study's best, the comparison would train
+    the default twice seed for seed: it is left out, said on stderr, and the report names it; its
+    trial reads as the learner's own config."""
+    import pipeline.seeds
+
+    monkeypatch.setattr(pipeline.seeds, "deal_sets", lambda params: {})  # the deals play no part here
+    t = tuning.load_tuning()
+    game = next(iter(t.games))
+    learners = list(t.games[game].learners)
+    own = {"number": 0, "value": 0.5, "params": {"lr": 1e-4}, "default": True}
+    other = {"number": 3, "value": 0.6, "params": {"lr": 2e-4}, "default": False}
+    studies = {"games": {game: {"studies": {a: {"best": own if i == 0 else other} for i, a in enumerate(learners)}}}}
+    jobs = tuning.compare_jobs(dataclasses.replace(t, games={game: t.games[game]}), studies, "runs-x")
+    assert {j.learner for j in jobs} == set(learners[1:]) and len(jobs) == 2 * len(t.seeds) * (len(learners) - 1)
+    assert f"{learners[0]}: the study's best trial is the learner's own config" in capsys.readouterr().err
+    trial = {"number": 0, "state": "COMPLETE", "params": {"lr": 1e-4}, "value": 0.5, "epochs": 2, "rungs": {"1": 0.5},
+             "cpu_seconds": 1.0, "interrupted": False, "retry_of": None, "default": True}
+    s = {"study": "s", "trials": [trial], "states": {"COMPLETE": 1}, "cpu_seconds": 1.0, "best": own}
+    row = [x for x in tuning_report.study_lines(game, learners[0], s, {"rungs": [1], "objective": {"games": 8}})
+           if x.startswith("| 0 ")][0]
+    assert "complete (the learner's own config)" in row

@@ -6,10 +6,15 @@ log scale), constant epsilon (MCQ, SARSA, Q-learning). Objective: the greedy pol
 against a copy of ``tune.opponent`` in every other seat (default: Big 2 the heuristic, Dou Dizhu
 greedy, :data:`climbrl.config.GAME_SETUP`) at a reduced budget, at the game of ``params.yaml``
 under its rules; every evaluation during training is
-reported so the pruner (median by default) stops weak trials. The sampler is seeded; the
-storage defaults to SQLite and a study is resumable: rerunning the same command keeps the
-finished trials and runs only the missing ones. Each trial is a nested MLflow run; the best
-parameters go to a YAML file that ``climbrl train --config`` takes.
+reported so the pruner (median by default) stops weak trials. A new study's first trial is the
+learner's own config (the study's base, else its defaults; user attribute ``default``), so that
+what the study finds is measured beside where it started, on the same deals and budget (a study of
+random draws alone may never come near it: Big 2's PPO study drew no learning rate near its
+default). The sampler is seeded from ``tune.seed`` and the study's name (:func:`sampler_seed`), so
+that the studies of two learners do not draw the same points; the storage defaults to SQLite and
+a study is resumable: rerunning the same command keeps the finished trials and runs only the
+missing ones. Each trial is a nested MLflow run; the best parameters go to a YAML file that
+``climbrl train --config`` takes.
 
 Dashboard: ``optuna-dashboard sqlite:///optuna.db --host 127.0.0.1 --port 8080``; the objective
 is named there (``win rate vs heuristic``).
@@ -64,6 +69,49 @@ from climbrl.config import TrainConfig, train_config
 from climbrl.params import TuneParams
 
 STORAGE_ENV = "CLIMBRL_TUNE_STORAGE"
+
+
+def searched(algo: str) -> list[str]:
+    """The hyperparameters :func:`suggest` searches for ``algo``, in its order (read from it)."""
+
+    class _Names:
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def suggest_float(self, name: str, low: float, *_a: Any, **_k: Any) -> float:
+            self.names.append(name)
+            return low
+
+        suggest_int = suggest_float
+
+    t = _Names()
+    suggest(t, algo)
+    return t.names
+
+
+def sampler_seed(seed: int, study_name: str) -> int:
+    """The sampler's seed of a study on a local store: ``tune.seed`` and the study's name together,
+    so that the studies of two learners (named apart) do not draw the same random start-up points."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{study_name}".encode()).digest()[:4], "big")
+
+
+def enqueue_default(study: Any, cfg: TrainConfig) -> bool:
+    """On a study without trials, queue ``cfg``'s own values of the searched hyperparameters as its
+    first trial (user attribute ``default``). Not when one lies outside the search's range (it
+    could not be compared as one of its points); said so. Whether it was queued."""
+    import optuna
+
+    values = {k: getattr(cfg, k) for k in searched(cfg.algo)}
+    probe = optuna.trial.FixedTrial(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # FixedTrial warns of a value outside the range
+        try:
+            suggest(probe, cfg.algo)
+        except (UserWarning, ValueError) as e:
+            print(f"tune: {study.study_name}: the learner's own config is outside the searched range, not queued ({e})")
+            return False
+    study.enqueue_trial(values, user_attrs={"default": True})
+    return True
 
 
 def suggest(trial: Any, algo: str) -> dict[str, Any]:
@@ -323,7 +371,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
               best_yaml: str | Path | None = None, track: bool = True, tracking: Any = None,
               game: str = "big2", heartbeat_interval: int = 60, grace_period: int | None = None,
               max_retry: int = 3, pruner: Any = None, base: TrainConfig | None = None,
-              keep_checkpoints: bool = True) -> dict[str, Any]:
+              keep_checkpoints: bool = True, start_from_default: bool = True) -> dict[str, Any]:
     """The study of ``algo`` (default ``tp.algo``) at ``game`` under ``rules`` (default: the
     game's default preset); the objective plays ``tp.opponent``. ``storage``: else
     ``CLIMBRL_TUNE_STORAGE``, else ``tp.storage``. A shared storage
@@ -338,7 +386,8 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     training and objective together) and the epochs it trained as user attributes
     (``cpu_seconds``, ``epochs``). ``keep_checkpoints=False``: a trial's folder loses its
     checkpoint when the trial ends (its policy and metrics stay): a replay learner's holds its
-    buffer, hundreds of MB a trial."""
+    buffer, hundreds of MB a trial. ``start_from_default``: a new study's first trial is the
+    learner's own config (:func:`enqueue_default`)."""
     import dataclasses
 
     import optuna
@@ -350,8 +399,9 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
     study_name = study_name or (tp.study if algo == tp.algo else f"climbrl-{algo}")
     if base is not None:
         game, rules = base.game, base.rules
-    train_config(algo, game=game, rules=rules, eval_games=tp.eval_games,
-                 eval_opponents=(opponent,))  # fail fast on an unknown learner, game, rules or opponent
+    # fails fast on an unknown learner, game, rules or opponent; the learner's own config, the study's first trial
+    own = base if base is not None else train_config(algo, game=game, rules=rules, eval_games=tp.eval_games,
+                                                     eval_opponents=(opponent,))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if pruner is None:
         pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0) if tp.pruner == "median" \
@@ -374,18 +424,23 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                                         load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
                                         pruner=pruner)
             _name_objective(study, opponent)
+            if start_from_default and not study.trials:  # the first worker, under the setup lock
+                enqueue_default(study, own)
         finally:
             setup.close()
     else:
         local = _LocalStudy(storage, study_name)
         try:
             store = optuna.storages.get_storage(storage)
+            seed = sampler_seed(tp.seed, study_name)
             study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
-                                        load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=tp.seed),
+                                        load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
                                         pruner=pruner)
             if study.trials:  # resumed: the seed's first draws were the first run's (its random start-up would
                 # repeat their parameters), so the seed goes on with the trials there are: reproducible from there
-                study.sampler = optuna.samplers.TPESampler(seed=tp.seed + len(study.trials))
+                study.sampler = optuna.samplers.TPESampler(seed=seed + len(study.trials))
+            elif start_from_default:
+                enqueue_default(study, own)
             _name_objective(study, opponent)
         except BaseException:
             local.close()
