@@ -36,18 +36,27 @@ def test_the_fingerprint_sees_a_change_of_behaviour(case, tmp_path) -> None:
 
 
 def test_paths_are_compared_like_with_like_across_vendors(tmp_path, monkeypatch) -> None:
-    """``--paths`` compares each switch with the same switch kept from another vendor's machine: equal
-    bits are called equal, one moved value is called a difference, a switch not kept there is named."""
+    """``--paths`` compares each switch with the same switch kept from another machine: equal bits are
+    called equal, one moved value or one value more is a difference, a switch not kept there is named,
+    and a file made from other case configs is not compared at all."""
     from tests.golden import training
 
     monkeypatch.setattr(training, "PATHS_DIR", tmp_path)
     fp = {"big2/ppo": {"epoch1/loss": 0.5, "w/sum": 1.25, "w/abs": 2.5}}
-    (tmp_path / "AuthenticAMD.json").write_text(json.dumps(
-        {"math_path": {"aten_capability": "AVX2", "torch": "2.13.0+cpu"},
-         "paths": {"mkl-compatible": fp, "default": {"big2/ppo": {**fp["big2/ppo"], "w/sum": 1.2500001}}}}))
-    out = training.compare_vendors({"mkl-compatible": fp, "default": fp, "aten-scalar": fp}, "GenuineIntel")
+    (tmp_path / "AuthenticAMD-AVX2.json").write_text(json.dumps(
+        {"math_path": {"aten_capability": "AVX2", "torch": "2.13.0+cpu"}, "commit": "abc", "cases_hash": "h1",
+         "paths": {"mkl-compatible": fp, "default": {"big2/ppo": {**fp["big2/ppo"], "w/sum": 1.2500001}},
+                   "aten-avx2": fp}}))
+    more = {"big2/ppo": {**fp["big2/ppo"], "epoch2/loss": 0.4}}
+    out = training.compare_vendors({"mkl-compatible": fp, "default": fp, "aten-scalar": fp, "aten-avx2": more},
+                                   "GenuineIntel-AVX512", "h1")
     lines = dict(line.strip().split(": ", 1) for line in out.splitlines()[1:])
     assert lines["mkl-compatible"].endswith("EQUAL bit for bit") and lines["mkl-compatible"].startswith("3 of 3")
     assert lines["default"].endswith("differs") and lines["default"].startswith("2 of 3")
+    assert lines["aten-avx2"].endswith("differs")  # every kept value equal, one more here
     assert lines["aten-scalar"] == "not measured there"
-    assert training.compare_vendors({"default": fp}, "AuthenticAMD").startswith("no other vendor's paths kept")
+    assert "not comparable, made from other case configs" in training.compare_vendors(
+        {"default": fp}, "GenuineIntel-AVX512", "h2")
+    assert training.compare_vendors({"default": fp}, "AuthenticAMD-AVX2", "h1").startswith(
+        "no other machine's paths kept")
+

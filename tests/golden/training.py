@@ -21,8 +21,8 @@ the tolerances of that AMD file (its tensors at most 5.9e-7 apart) and none equa
 (at most 331 of its 629 values, the counts among them), so the test compares within tolerances. That
 comparison set each switch here against the AMD machine's *default* path; whether a switch gives
 both vendors the same bits needs the same switch on both: ``--paths --save`` keeps every switch's
-fingerprints in ``paths/VENDOR.json`` (the Intel Xeon's, 2026-12-05) and compares with the other
-vendors' files kept there (:func:`compare_vendors`).
+fingerprints in ``paths/VENDOR-CAPABILITY.json`` (the Intel Xeon's, 2026-12-05) and compares with
+the other machines' files kept there (:func:`compare_vendors`).
 
 Regenerate after a change that is meant to move numbers: ``python -m tests.golden.training --write``,
 or only the cases it moves, keeping the others' values as they were measured:
@@ -149,11 +149,21 @@ def committed_equality(golden: dict[str, dict[str, float]], run: dict[str, dict[
     return same, total, max(tensor_distance(golden[c], run.get(c, {})) for c in golden)
 
 
-def this_vendor() -> str:
-    """The CPU vendor (``GenuineIntel``, ``AuthenticAMD``) as :func:`pipeline.regression.math_path` reads it."""
+def this_machine() -> str:
+    """This machine's name among the kept paths: its CPU vendor and ATen's capability
+    (``GenuineIntel-AVX512``), as :func:`pipeline.regression.math_path` reads them."""
     from pipeline.regression import math_path
 
-    return math_path()["cpu_vendor"]
+    mp = math_path()
+    return f"{mp['cpu_vendor']}-{mp['aten_capability']}"
+
+
+def cases_hash() -> str:
+    """A hash of every case's config: kept paths are compared only when made from the same configs."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps({k: dataclasses.asdict(v) for k, v in sorted(cases().items())},
+                                     sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def save_paths(runs: dict[str, dict[str, dict[str, float]]]) -> Path:
@@ -162,32 +172,41 @@ def save_paths(runs: dict[str, dict[str, dict[str, float]]]) -> Path:
     from pipeline.regression import math_path
 
     PATHS_DIR.mkdir(exist_ok=True)
-    out = PATHS_DIR / f"{math_path()['cpu_vendor']}.json"
+    out = PATHS_DIR / f"{this_machine()}.json"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     out.write_text(json.dumps({"math_path": {k: v for k, v in math_path().items() if k not in ("mkl_cbwr",
                                                                                                "aten_cpu_capability")},
+                               "commit": commit.stdout.strip(), "cases_hash": cases_hash(),
                                "paths": runs}, indent=1, sort_keys=True) + "\n")
     return out
 
 
-def compare_vendors(runs: dict[str, dict[str, dict[str, float]]], vendor: str) -> str:
+def compare_vendors(runs: dict[str, dict[str, dict[str, float]]], machine: str, configs: str | None = None) -> str:
     """For each path run here, how many of its values equal bit for bit those that the same path gave
-    on each other vendor's machine (``paths/VENDOR.json``): a path equal on both is a pin that gives
-    the same numbers across vendors (issue 32). Lines of text; says so when no other vendor is kept."""
+    on each other machine kept (``paths/VENDOR-CAPABILITY.json``): a path equal on machines of both
+    vendors is a pin that gives the same numbers across vendors (issue 32). ``configs``: this run's
+    :func:`cases_hash`; a kept file made from other configs is named as not comparable. Lines of
+    text; says so when no other machine is kept."""
     lines = []
     for f in sorted(PATHS_DIR.glob("*.json")) if PATHS_DIR.is_dir() else []:
-        if f.stem == vendor:
+        if f.stem == machine:
             continue
         other = json.loads(f.read_text())
-        lines.append(f"against {f.stem} ({other['math_path'].get('aten_capability')}, "
-                     f"torch {other['math_path'].get('torch')}), the same switch on both:")
+        if configs is not None and other.get("cases_hash") != configs:
+            lines.append(f"against {f.stem}: not comparable, made from other case configs (commit "
+                         f"{other.get('commit', '?')}; params.yaml or the tiny budget changed since): run "
+                         "--paths --save there again")
+            continue
+        lines.append(f"against {f.stem} (torch {other['math_path'].get('torch')}, commit {other.get('commit', '?')}), "
+                     "the same switch on both:")
         for name, run in runs.items():
             if name not in other["paths"]:
                 lines.append(f"  {name}: not measured there")
                 continue
             same, total, dist = committed_equality(other["paths"][name], run)
-            verdict = "EQUAL bit for bit" if same == total and set(run) == set(other["paths"][name]) else "differs"
+            verdict = "EQUAL bit for bit" if run == other["paths"][name] else "differs"
             lines.append(f"  {name}: {same} of {total} values equal, tensors at most {dist:.1e} apart: {verdict}")
-    return "\n".join(lines) or f"no other vendor's paths kept in {PATHS_DIR} (run --paths --save on one)"
+    return "\n".join(lines) or f"no other machine's paths kept in {PATHS_DIR} (run --paths --save on one)"
 
 
 def main() -> None:
@@ -195,11 +214,15 @@ def main() -> None:
     p.add_argument("--write", action="store_true", help=f"write {GOLDEN.name}")
     p.add_argument("--paths", action="store_true", help="compare the code paths of this machine")
     p.add_argument("--save", action="store_true",
-                   help=f"with --paths: keep every path's fingerprints in {PATHS_DIR.name}/VENDOR.json")
+                   help=f"with --paths: keep every path's fingerprints in {PATHS_DIR.name}/VENDOR-CAPABILITY.json")
     p.add_argument("--case", action="append", metavar="STUDY/LEARNER",
                    help="with --write: rewrite only this case (repeatable); the others keep their committed values")
     p.add_argument("--json", help=argparse.SUPPRESS)  # one path's fingerprints to this file (for --paths)
     a = p.parse_args()
+    if a.case and not a.write:
+        p.error("--case goes with --write")
+    if a.save and not a.paths:
+        p.error("--save goes with --paths")
     if a.json:
         Path(a.json).write_text(json.dumps(all_fingerprints()))
     elif a.paths:
@@ -217,7 +240,7 @@ def main() -> None:
             same, total, dist = committed_equality(golden, runs[name])
             print(f"  against the committed {GOLDEN.name}: {same} of {total} values equal bit for bit, the tensors "
                   f"at most {dist:.1e} apart (relative)")
-        print(compare_vendors(runs, this_vendor()))
+        print(compare_vendors(runs, this_machine(), cases_hash()))
         if a.save:
             out = save_paths(runs)
             print(f"wrote {out}")
@@ -228,6 +251,9 @@ def main() -> None:
             if unknown:
                 p.error(f"no such case {', '.join(unknown)} (known: {', '.join(sorted(known))})")
             golden = json.loads(GOLDEN.read_text())
+            new = sorted(set(known) - set(golden) - set(a.case))
+            if new:
+                p.error(f"{', '.join(new)}: in params.yaml but not in {GOLDEN.name}: name them with --case too")
             with tempfile.TemporaryDirectory() as tmp:
                 for name in a.case:
                     golden[name] = fingerprint(known[name], Path(tmp) / name.replace("/", "-"))
