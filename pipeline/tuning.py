@@ -56,7 +56,7 @@ REPORTS = Path("reports/tune")
 SEEDS_RUNS = Path("runs/seeds")
 """Where ``make seeds`` keeps its runs: a finished default run there is reused."""
 PRUNERS = ("halving", "hyperband")
-TOP = ("storage", "workers", "study_workers", "seeds", "mlflow", "games")
+TOP = ("storage", "workers", "study_workers", "seeds", "mlflow", "start_from_default", "games")
 GAME_KEYS = ("study", "learners", "trials", "pruner", "min_epochs", "max_epochs", "reduction_factor", "opponent",
              "objective_games", "deal_seed")
 
@@ -96,6 +96,8 @@ class Tuning:
     seeds: tuple[int, ...]
     mlflow: bool
     games: dict[str, GameTuning]
+    start_from_default: bool = True
+    """A new study's first trial is the learner's own config (:func:`climbrl.tune.enqueue_default`)."""
 
 
 def _posint(v: Any, where: str, low: int = 1) -> int:
@@ -116,7 +118,7 @@ def load_tuning(path: str | Path = PARAMS) -> Tuning:
     if not isinstance(raw, dict) or set(raw) - set(TOP) or {"games", "seeds"} - set(raw):
         raise ValueError(f"{path}: expected the keys {', '.join(TOP)} (games and seeds required)")
     raw = {"storage": "sqlite:///runs/tune/study/optuna.db", "workers": 2, "study_workers": 1, "mlflow": True,
-           **raw}
+           "start_from_default": True, **raw}
     storage = raw["storage"]
     if not isinstance(storage, str) or not storage:
         raise ValueError(f"{path}: storage must be a database URL, got {storage!r}")
@@ -136,12 +138,13 @@ def load_tuning(path: str | Path = PARAMS) -> Tuning:
             or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)):
         raise ValueError(f"{path}: seeds must be at least three distinct non-negative integers (the tuned and the "
                          f"default config each trained once per seed), got {seeds!r}")
-    if not isinstance(raw["mlflow"], bool):
-        raise ValueError(f"{path}: mlflow must be true or false, got {raw['mlflow']!r}")
+    for key in ("mlflow", "start_from_default"):
+        if not isinstance(raw[key], bool):
+            raise ValueError(f"{path}: {key} must be true or false, got {raw[key]!r}")
     if not isinstance(raw["games"], dict) or not raw["games"]:
         raise ValueError(f"{path}: games must map each game to its studies")
     games = {game: _game_tuning(path, game, g, tuple(seeds)) for game, g in raw["games"].items()}
-    return Tuning(storage, workers, study_workers, tuple(seeds), raw["mlflow"], games)
+    return Tuning(storage, workers, study_workers, tuple(seeds), raw["mlflow"], games, raw["start_from_default"])
 
 
 def _game_tuning(path: str | Path, game: str, g: Any, seeds: tuple[int, ...]) -> GameTuning:
@@ -259,6 +262,7 @@ class StudyJob:
     storage: str
     mlflow: bool
     runs: str
+    start_from_default: bool = True
 
 
 def only(t: Tuning, game: str | None) -> Tuning:
@@ -291,7 +295,7 @@ def load_studies(reports: str | Path = REPORTS) -> dict[str, Any] | None:
 
 def study_jobs(t: Tuning, runs: str | Path = RUNS) -> list[StudyJob]:
     """Every study's workers, ``study_workers`` each, the games' learner lists interleaved."""
-    per_game = [[StudyJob(game, a, study_name(game, a), spec, t.storage, t.mlflow, str(runs))
+    per_game = [[StudyJob(game, a, study_name(game, a), spec, t.storage, t.mlflow, str(runs), t.start_from_default)
                  for a in spec.learners] for game, spec in t.games.items()]
     out = []
     for rank in range(max(len(g) for g in per_game)):
@@ -382,7 +386,7 @@ def run_study_job(job: StudyJob) -> dict[str, Any]:
         result = run_study(tp, storage=storage, study_name=job.study, out_dir=folder / "trials",
                          best_yaml=folder / "best" / f"{job.learner}.yaml", track=job.mlflow,
                          tracking=tracking if job.mlflow else None, pruner=make_pruner(job.spec), base=base,
-                         keep_checkpoints=False)
+                         keep_checkpoints=False, start_from_default=job.start_from_default)
     _check_setup(job, storage, setup)  # a new study gets its setup recorded
     return result
 
@@ -522,6 +526,28 @@ def write_studies(t: Tuning, reports: str | Path = REPORTS) -> list[Path]:
 
 # --- the comparison at the full budget --------------------------------------------------------------
 
+KEPT_OWN = "the study's best trial has the learner's config in params.yaml (its default, or one adopted before)"
+
+
+def is_own_config(values: dict[str, Any], cfg: TrainConfig) -> bool:
+    """Whether a trial's ``values`` are ``cfg``'s own (compared by value, not by a trial's mark: the
+    params may have changed since the study ran, or adopted its best)."""
+    return all(k in values and math.isclose(float(values[k]), float(getattr(cfg, k)), rel_tol=1e-9)
+               for k in searched(cfg.algo))
+
+
+def kept_own(t: Tuning, studies: dict[str, Any]) -> dict[str, list[str]]:
+    """Per game, the learners whose study's best is their own config (:func:`is_own_config`): not compared."""
+    out: dict[str, list[str]] = {}
+    for game, spec in t.games.items():
+        params = load_params(spec.study)
+        for a in spec.learners:
+            best = studies["games"].get(game, {}).get("studies", {}).get(a, {}).get("best")
+            if best is not None and is_own_config(best["params"], params.train[a]):
+                out.setdefault(game, []).append(a)
+    return out
+
+
 def tuned_config(params: Params, learner: str, best: dict[str, Any], seed: int | None = None) -> TrainConfig:
     """The game's study config of ``learner`` with the study's best values (the full budget)."""
     cfg = dataclasses.replace(params.train[learner], **best)
@@ -543,9 +569,8 @@ def compare_jobs(t: Tuning, studies: dict[str, Any], runs: str | Path = RUNS) ->
             if best is None:
                 print(f"tune: {game} {a}: no complete trial, nothing to compare", file=sys.stderr)
                 continue
-            if best.get("default"):  # the tuned arm would train the default config again, seed for seed
-                print(f"tune: {game} {a}: the study's best trial is the learner's own config, nothing to compare",
-                      file=sys.stderr)
+            if is_own_config(best["params"], params.train[a]):  # the tuned arm would train it again, seed for seed
+                print(f"tune: {game} {a}: {KEPT_OWN}, nothing to compare", file=sys.stderr)
                 continue
             for arm, values in (("tuned", best["params"]), ("default", {})):
                 for s in t.seeds:
@@ -598,7 +623,8 @@ def run_compare(t: Tuning, runs: str | Path = RUNS, reports: str | Path = REPORT
     for game, spec in t.games.items():
         params = load_params(spec.study)
         data: dict[str, Any] = {"game": game, "rules": params.rules, "study": spec.study, "seeds": list(t.seeds),
-                                "opponents": list(params.evaluate.opponents), "learners": {}}
+                                "opponents": list(params.evaluate.opponents), "learners": {},
+                                "kept_own": kept_own(t, studies).get(game, [])}
         for job, rec in zip(todo, records, strict=True):
             if job.game != game:
                 continue

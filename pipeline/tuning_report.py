@@ -93,8 +93,14 @@ def _verdict_text(v: str) -> str:
             "tie": "no difference shown"}[v]
 
 
-def headline(game: str, cmp: dict[str, Any]) -> str:
-    """One sentence per game: what tuning bought at the full budget."""
+#: why a learner is left out of the comparison (pipeline.tuning.kept_own)
+KEPT_OWN_TEXT = ("the study's best trial has the learner's config in `params.yaml` (its default, or one adopted "
+                 "from an earlier comparison): the tuned arm would train it again, seed for seed")
+
+
+def headline(game: str, cmp: dict[str, Any], kept: list[str] | tuple[str, ...] = ()) -> str:
+    """One sentence per game: what tuning bought at the full budget (``kept``: the learners whose
+    study's best is their own config, not compared)."""
     won = [a for a, x in cmp.items() if x["verdict"] == "tuned"]
     lost = [a for a, x in cmp.items() if x["verdict"] == "default"]
     parts = [f"{game + ': ' if game else ''}tuning beat the default at the full budget for "
@@ -104,7 +110,10 @@ def headline(game: str, cmp: dict[str, Any]) -> str:
     ties = [a for a, x in cmp.items() if x["verdict"] == "tie"]
     if ties:
         parts.append(f"no difference shown for {', '.join(ties)}")
-    return "; ".join(parts) + f" (of {len(cmp)}; mean win rate over the baselines, paired over seeds and deals, Holm)"
+    if kept:
+        parts.append(f"the study's best was the learner's own config for {', '.join(kept)} (not compared)")
+    return "; ".join(parts) + f" (of {len(cmp) + len(kept)}; mean win rate over the baselines, paired over seeds and " \
+        "deals, Holm)"
 
 
 def adopted(cmp: dict[str, Any], study: str | None) -> dict[str, bool]:
@@ -281,6 +290,9 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
              "### Tuned against default at the full budget", ""]
     if cmp is None or data is None:
         lines += [f"Not run yet (`dvc repro tune/dvc.yaml:compare@{game}`).", ""]
+    elif not cmp:
+        lines += [f"Not compared: {', '.join(data.get('kept_own', []))}: {KEPT_OWN_TEXT}.", "",
+                  f"**Verdict ({game}):** {headline('', cmp, data.get('kept_own', []))}.", ""]
     else:
         opps = data["opponents"]
         ev = data["sets"]["evaluation"]
@@ -297,10 +309,8 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                          + f" | {_ci(x['rates']['default']['mean'])} | {_ci(x['rates']['tuned']['mean'])} | "
                          f"{_ci(c, 'difference', '+.3f')} | {c['p_value']:.2g} | {c['holm_p']:.2g} | "
                          f"{_verdict_text(x['verdict'])} |")
-        own = [a for a, st in g["studies"].items() if (st.get("best") or {}).get("default")]
-        if own:
-            lines += ["", f"Not compared: {', '.join(own)}: the study's best trial is the learner's own config "
-                      "(trial 0), so tuning found nothing better on the study's deals and the default stays."]
+        if data.get("kept_own"):
+            lines += ["", f"Not compared: {', '.join(data['kept_own'])}: {KEPT_OWN_TEXT}."]
         lines += ["", f"Per baseline (tuned minus default; Holm over all {len(cmp) * len(opps)} learner and "
                   "baseline pairs):", "",
                   "| learner | " + " | ".join(f"vs {o}" for o in opps) + " |", "|---|" + "---|" * len(opps)]
@@ -311,7 +321,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                 mark = {"a": " (tuned ahead)", "b": " (default ahead)", "tie": ""}[c["verdict"]]
                 cells.append(f"{_ci(c, 'difference', '+.3f')}, Holm p {c['holm_p']:.2g}{mark}")
             lines.append(f"| {a} | " + " | ".join(cells) + " |")
-        lines += ["", f"**Verdict ({game}):** {headline('', cmp)}.", ""]
+        lines += ["", f"**Verdict ({game}):** {headline('', cmp, data.get('kept_own', []))}.", ""]
         if adopt:
             lines += [adoption_text(adopt, g["study"]), ""]
         lines += ["### The tuned configurations", "",
@@ -366,17 +376,17 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games:
     for game, g in studies["games"].items():
         path = reports / f"{game}.json"
         data = json.loads(path.read_text()) if path.exists() else None
-        if data is not None and not data.get("learners"):
+        if data is not None and not data.get("learners") and not data.get("kept_own"):
             data = None
-        cmp = comparison(data) if data else None
+        cmp = comparison(data) if data and data.get("learners") else ({} if data else None)
         adopt = adopted(cmp, g.get("study")) if cmp else {}
         fig = slice_figure(game, g, reports / "figures")
         figures.append(fig)
         lines += game_lines(game, g, data, cmp, fig, reports, seeds or (data or {}).get("seeds", []), adopt)
         entry: dict[str, Any] = {"cpu_minutes": {a: s["cpu_seconds"] / 60 for a, s in g["studies"].items()},
                                  "best": {a: s.get("best") for a, s in g["studies"].items()}}
-        if cmp:
-            entry["headline"] = headline(game, cmp)
+        if cmp is not None:
+            entry["headline"] = headline(game, cmp, data.get("kept_own", []))
             entry["learners"] = {a: {"verdict": x["verdict"], "difference": x["contrast"]["difference"],
                                      "low": x["contrast"]["low"], "high": x["contrast"]["high"],
                                      "holm_p": x["contrast"]["holm_p"]} for a, x in cmp.items()}

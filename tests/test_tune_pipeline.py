@@ -38,8 +38,10 @@ STUDY = {
 }
 GAME = {"trials": 3, "pruner": "halving", "min_epochs": 1, "max_epochs": 2, "reduction_factor": 2,
         "opponent": "random", "deal_seed": 5}
+# start_from_default off: at 3 trials the learner's own config can stay a study's best, which leaves that
+# learner out of the comparison this test follows (the default trial has tests of its own)
 TUNING = {"storage": "sqlite:///runs/tune/study/optuna.db", "workers": 1, "study_workers": 1, "seeds": [0, 1, 2],
-          "mlflow": False,
+          "mlflow": False, "start_from_default": False,
           "games": {"big2": {"study": "params.yaml", "learners": ["ppo", "sarsa"], "objective_games": 8, **GAME},
                     "doudizhu": {"study": "params.yaml#doudizhu", "learners": ["mcq"], "objective_games": 6, **GAME}}}
 
@@ -249,6 +251,7 @@ def test_bad_params_are_refused_with_the_key(tune_dir) -> None:
     big2 = TUNING["games"]["big2"]
     cases = [({"seeds": [0, 1]}, "at least three distinct"),
              ({"workers": 0}, "workers: must be an integer >= 1"),
+             ({"start_from_default": "yes"}, "start_from_default must be true or false"),
              ({"study_workers": 2}, "needs a shared database"),
              ({"storage": "nosuch://x"}, "storage"),
              ({"games": {"big2": {**big2, "pruner": "median"}}}, "games.big2.pruner: must be one of halving"),
@@ -350,24 +353,44 @@ def test_the_report_says_which_winning_config_the_main_study_adopted(tmp_path) -
 
 
 def test_a_study_whose_best_is_the_learner_s_own_config_is_not_compared_and_says_so(capsys, monkeypatch) -> None:
-    """When trial 0, the learner's own config, stays the study's best, the comparison would train
-    the default twice seed for seed: it is left out, said on stderr, and the report names it; its
-    trial reads as the learner's own config."""
+    """When a study's best trial has the learner's config of params.yaml (trial 0, the default, or a
+    config adopted before), comparing would train that config twice seed for seed: it is left out by
+    value (not by the trial's mark), said on stderr, and the report names it, also when every learner
+    of a game is left out; its trial reads as the learner's own config."""
     import pipeline.seeds
 
     monkeypatch.setattr(pipeline.seeds, "deal_sets", lambda params: {})  # the deals play no part here
     t = tuning.load_tuning()
     game = next(iter(t.games))
+    t = dataclasses.replace(t, games={game: t.games[game]})
+    params = load_params(t.games[game].study)
     learners = list(t.games[game].learners)
-    own = {"number": 0, "value": 0.5, "params": {"lr": 1e-4}, "default": True}
-    other = {"number": 3, "value": 0.6, "params": {"lr": 2e-4}, "default": False}
-    studies = {"games": {game: {"studies": {a: {"best": own if i == 0 else other} for i, a in enumerate(learners)}}}}
-    jobs = tuning.compare_jobs(dataclasses.replace(t, games={game: t.games[game]}), studies, "runs-x")
+
+    def own(a: str, mark: bool) -> dict:
+        return {"number": 0, "value": 0.5, "default": mark,
+                "params": {k: getattr(params.train[a], k) for k in tuning.searched(params.train[a].algo)}}
+
+    other = {"number": 3, "value": 0.6, "params": {"lr": 2e-4, "epsilon": 0.2, "ent_coef": 0.02, "target_sync": 300,
+                                                   "epsilon_decay_steps": 9000}, "default": True}  # a stale mark
+    studies = {"games": {game: {"studies": {a: {"best": own(a, False) if i == 0 else other}
+                                            for i, a in enumerate(learners)}}}}
+    jobs = tuning.compare_jobs(t, studies, "runs-x")
     assert {j.learner for j in jobs} == set(learners[1:]) and len(jobs) == 2 * len(t.seeds) * (len(learners) - 1)
-    assert f"{learners[0]}: the study's best trial is the learner's own config" in capsys.readouterr().err
+    assert f"{learners[0]}: the study's best trial has the learner's config" in capsys.readouterr().err
+    assert tuning.kept_own(t, studies) == {game: [learners[0]]}
+
     trial = {"number": 0, "state": "COMPLETE", "params": {"lr": 1e-4}, "value": 0.5, "epochs": 2, "rungs": {"1": 0.5},
              "cpu_seconds": 1.0, "interrupted": False, "retry_of": None, "default": True}
-    s = {"study": "s", "trials": [trial], "states": {"COMPLETE": 1}, "cpu_seconds": 1.0, "best": own}
+    s = {"study": "s", "trials": [trial], "states": {"COMPLETE": 1}, "cpu_seconds": 1.0, "best": own(learners[0], True)}
     row = [x for x in tuning_report.study_lines(game, learners[0], s, {"rungs": [1], "objective": {"games": 8}})
            if x.startswith("| 0 ")][0]
     assert "complete (the learner's own config)" in row
+
+    g = {"rules": "r", "study": "params.yaml", "pruner": "halving", "games_per_epoch": 4, "rungs": [1, 2],
+         "reduction_factor": 2, "trials": 2, "studies": {a: s for a in learners},
+         "objective": {"opponent": "random", "games": 8, "deals": 2, "deal_seed": 1, "purpose": "tune"}}
+    data = {"opponents": ["random"], "learners": {}, "kept_own": learners, "seeds": [0]}
+    text = "\n".join(tuning_report.game_lines(game, g, data, {}, Path("f.png"), Path("."), [0]))
+    assert f"Not compared: {', '.join(learners)}" in text and "Not run yet" not in text
+    assert f"the study's best was the learner's own config for {', '.join(learners)} (not compared)" in text
+    assert f"(of {len(learners)};" in tuning_report.headline(game, {}, learners)

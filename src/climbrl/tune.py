@@ -92,7 +92,7 @@ def searched(algo: str) -> list[str]:
 def sampler_seed(seed: int, study_name: str) -> int:
     """The sampler's seed of a study on a local store: ``tune.seed`` and the study's name together,
     so that the studies of two learners (named apart) do not draw the same random start-up points."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{study_name}".encode()).digest()[:4], "big")
+    return int.from_bytes(hashlib.sha256(f"{seed}:{study_name}".encode()).digest()[:3], "big")  # < 2**24: + trials
 
 
 def enqueue_default(study: Any, cfg: TrainConfig) -> bool:
@@ -110,6 +110,8 @@ def enqueue_default(study: Any, cfg: TrainConfig) -> bool:
         except (UserWarning, ValueError) as e:
             print(f"tune: {study.study_name}: the learner's own config is outside the searched range, not queued ({e})")
             return False
+    if "game" not in study.user_attrs:  # a study with trials and no game would read as one from before Dou Dizhu
+        study.set_user_attr("game", cfg.game)
     study.enqueue_trial(values, user_attrs={"default": True})
     return True
 
@@ -213,7 +215,8 @@ class _LocalStudy:
         queued = {w.user_attrs.get("retry_of") for w in waiting}
         # the retries first: a run killed between the two steps left them waiting, and they are not queued twice
         for t in [t for t in stale if t.number not in queued][:max(0, remaining - len(waiting))]:
-            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number,
+                                                      **({"default": True} if t.user_attrs.get("default") else {})})
         for t in stale:  # _trial_id: the storage's key of the trial (Optuna's own stale-trial check uses it)
             store.set_trial_user_attr(t._trial_id, "interrupted", True)
             store.set_trial_state_values(t._trial_id, TrialState.FAIL)
@@ -424,7 +427,7 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                                         load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
                                         pruner=pruner)
             _name_objective(study, opponent)
-            if start_from_default and not study.trials:  # the first worker, under the setup lock
+            if start_from_default and trials > 0 and not study.trials:  # the first worker, under the setup lock
                 enqueue_default(study, own)
         finally:
             setup.close()
@@ -437,9 +440,11 @@ def run_study(tp: TuneParams, rules: str = "", algo: str | None = None, trials: 
                                         load_if_exists=True, sampler=optuna.samplers.TPESampler(seed=seed),
                                         pruner=pruner)
             if study.trials:  # resumed: the seed's first draws were the first run's (its random start-up would
-                # repeat their parameters), so the seed goes on with the trials there are: reproducible from there
-                study.sampler = optuna.samplers.TPESampler(seed=seed + len(study.trials))
-            elif start_from_default:
+                # repeat their parameters), so the seed goes on with the trials it drew: reproducible from there
+                # (a queued trial, the default or a retry, drew nothing)
+                drawn = sum(1 for t in study.trials if "fixed_params" not in t.system_attrs)
+                study.sampler = optuna.samplers.TPESampler(seed=seed + drawn)
+            elif start_from_default and trials > 0:
                 enqueue_default(study, own)
             _name_objective(study, opponent)
         except BaseException:
