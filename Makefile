@@ -12,12 +12,12 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 venv: $(VENV)/.installed
 
+# the last step: RLCard unpacks its Dou Dizhu tables at its first import, unlocked, and two worker processes
+# importing it at once on a fresh install race (FileExistsError, or one reads a half-written file): unpacked once
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,postgres,rlcard]'
-	# RLCard unpacks its Dou Dizhu tables at its first import, unlocked: two worker processes importing it
-	# at once on a fresh install race (FileExistsError, or one reads a half-written file); unpacked here once
 	$(PY) -c "import rlcard.games.doudizhu.utils"
 	touch $@
 
