@@ -406,3 +406,29 @@ def test_a_second_process_on_a_running_sqlite_study_is_refused_and_the_claim_end
     free = _LocalStudy(storage, "t")
     free.close()
     assert not (tmp_path / "optuna.db.t.lock").exists()
+
+
+def test_a_retried_default_trial_keeps_its_mark(tmp_path) -> None:
+    """The learner's own config (trial 0 of a new study), interrupted and run again, is still marked
+    as that config in its retry (the report names it; the comparison decides by value anyway)."""
+    import optuna
+
+    from climbrl.config import train_config
+    from climbrl.tune import _LocalStudy, enqueue_default
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    store = optuna.storages.get_storage(storage)
+    study = optuna.create_study(study_name="t", storage=store, direction="maximize")
+    assert enqueue_default(study, train_config("sarsa"))
+    running = study.ask()  # the queued default, taken by a process that then died in it
+    running.suggest_float("lr", 1e-5, 1e-3, log=True)
+    running.suggest_float("epsilon", 0.01, 0.3)
+    local = _LocalStudy(storage, "t")
+    try:
+        assert local.retry_interrupted(study, store, remaining=3) == [0]
+    finally:
+        local.close()
+    first, retry = study.get_trials()
+    assert first.state.name == "FAIL" and first.user_attrs["default"] is True
+    assert retry.state.name == "WAITING" and retry.user_attrs == {"retry_of": 0, "default": True}

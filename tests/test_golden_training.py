@@ -60,3 +60,32 @@ def test_paths_are_compared_like_with_like_across_vendors(tmp_path, monkeypatch)
     assert training.compare_vendors({"default": fp}, "AuthenticAMD-AVX2", "h1").startswith(
         "no other machine's paths kept")
 
+
+
+def test_write_case_rewrites_only_the_named_case(tmp_path, monkeypatch) -> None:
+    """``--write --case`` trains and rewrites the named case alone and keeps every other value as
+    committed; a case that is new in params.yaml must be named; ``--case`` goes with ``--write``
+    and ``--save`` with ``--paths``."""
+    import sys
+
+    from tests.golden import training
+
+    golden = json.loads(GOLDEN.read_text())
+    copy = tmp_path / "training.json"
+    stale = {k: {**v, "w/sum": -1.0} for k, v in golden.items()}  # every case marked as not retrained
+    copy.write_text(json.dumps(stale))
+    monkeypatch.setattr(training, "GOLDEN", copy)
+    monkeypatch.setattr(sys, "argv", ["training", "--write", "--case", "big2/sarsa"])
+    training.main()
+    out = json.loads(copy.read_text())
+    assert out["big2/sarsa"] == golden["big2/sarsa"] or not differences({"c": golden["big2/sarsa"]},
+                                                                         {"c": out["big2/sarsa"]})
+    assert "w/sum" not in out["big2/sarsa"]
+    assert all(out[k] == stale[k] for k in stale if k != "big2/sarsa")
+    del stale["doudizhu/mcq"]
+    copy.write_text(json.dumps(stale))
+    for argv in (["--write", "--case", "big2/sarsa"], ["--case", "big2/ppo"], ["--save"]):
+        monkeypatch.setattr(sys, "argv", ["training", *argv])
+        with pytest.raises(SystemExit):
+            training.main()
+    assert json.loads(copy.read_text()) == stale  # refused before anything was written
