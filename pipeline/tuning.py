@@ -478,8 +478,7 @@ def study_summary(t: Tuning, game: str, learner: str) -> dict[str, Any]:
                                       sorted({x["state"] for x in trials})}}
     if complete:
         best = study.best_trial
-        out["best"] = {"number": best.number, "value": best.value, "params": best.params,
-                       "default": bool(best.user_attrs.get("default"))}
+        out["best"] = {"number": best.number, "value": best.value, "params": best.params}
     out["importances"] = None
     first = spec.rungs()[0]
     reached = [tr for tr in study.trials if tr.state.name in ("COMPLETE", "PRUNED") and first in tr.intermediate_values]
@@ -526,7 +525,9 @@ def write_studies(t: Tuning, reports: str | Path = REPORTS) -> list[Path]:
 
 # --- the comparison at the full budget --------------------------------------------------------------
 
-KEPT_OWN = "the study's best trial has the learner's config in params.yaml (its default, or one adopted before)"
+#: why a learner is left out of the comparison (:func:`kept_own`), on stderr and in the report
+KEPT_OWN = ("the study's best trial has the learner's config in `params.yaml` (its default, or one adopted from an "
+            "earlier comparison): the tuned arm would train it again, seed for seed")
 
 
 def is_own_config(values: dict[str, Any], cfg: TrainConfig) -> bool:
@@ -561,6 +562,7 @@ def compare_jobs(t: Tuning, studies: dict[str, Any], runs: str | Path = RUNS) ->
     from pipeline.seeds import Job, deal_sets
 
     out = []
+    kept = kept_own(t, studies)
     for game, spec in t.games.items():
         params = load_params(spec.study)
         sets = deal_sets(params)
@@ -569,7 +571,7 @@ def compare_jobs(t: Tuning, studies: dict[str, Any], runs: str | Path = RUNS) ->
             if best is None:
                 print(f"tune: {game} {a}: no complete trial, nothing to compare", file=sys.stderr)
                 continue
-            if is_own_config(best["params"], params.train[a]):  # the tuned arm would train it again, seed for seed
+            if a in kept.get(game, ()):
                 print(f"tune: {game} {a}: {KEPT_OWN}, nothing to compare", file=sys.stderr)
                 continue
             for arm, values in (("tuned", best["params"]), ("default", {})):

@@ -29,7 +29,7 @@ import numpy as np
 import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
-from pipeline.tuning import load_studies
+from pipeline.tuning import KEPT_OWN, load_studies
 
 PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
 REPORTS = Path("reports/tune")
@@ -91,11 +91,6 @@ def _strip(c: dict[str, Any]) -> dict[str, Any]:
 def _verdict_text(v: str) -> str:
     return {"tuned": "**tuning beat the default**", "default": "**the default is ahead**",
             "tie": "no difference shown"}[v]
-
-
-#: why a learner is left out of the comparison (pipeline.tuning.kept_own)
-KEPT_OWN_TEXT = ("the study's best trial has the learner's config in `params.yaml` (its default, or one adopted "
-                 "from an earlier comparison): the tuned arm would train it again, seed for seed")
 
 
 def headline(game: str, cmp: dict[str, Any], kept: list[str] | tuple[str, ...] = ()) -> str:
@@ -291,7 +286,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
     if cmp is None or data is None:
         lines += [f"Not run yet (`dvc repro tune/dvc.yaml:compare@{game}`).", ""]
     elif not cmp:
-        lines += [f"Not compared: {', '.join(data.get('kept_own', []))}: {KEPT_OWN_TEXT}.", "",
+        lines += [f"Not compared: {', '.join(data.get('kept_own', []))}: {KEPT_OWN}.", "",
                   f"**Verdict ({game}):** {headline('', cmp, data.get('kept_own', []))}.", ""]
     else:
         opps = data["opponents"]
@@ -310,7 +305,7 @@ def game_lines(game: str, g: dict[str, Any], data: dict[str, Any] | None, cmp: d
                          f"{_ci(c, 'difference', '+.3f')} | {c['p_value']:.2g} | {c['holm_p']:.2g} | "
                          f"{_verdict_text(x['verdict'])} |")
         if data.get("kept_own"):
-            lines += ["", f"Not compared: {', '.join(data['kept_own'])}: {KEPT_OWN_TEXT}."]
+            lines += ["", f"Not compared: {', '.join(data['kept_own'])}: {KEPT_OWN}."]
         lines += ["", f"Per baseline (tuned minus default; Holm over all {len(cmp) * len(opps)} learner and "
                   "baseline pairs):", "",
                   "| learner | " + " | ".join(f"vs {o}" for o in opps) + " |", "|---|" + "---|" * len(opps)]
