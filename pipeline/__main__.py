@@ -1,6 +1,6 @@
 """``python -m pipeline STAGE [ALGO] [--no-prefect] [--no-track] [--params FILE] [--study NAME]``
 
-Stages: seeds, train ALGO, evaluate ALGO, baselines, deep, tournament, behaviour, report, study (the
+Stages: seeds, train ALGO, evaluate ALGO, baselines, deep, auction, tournament, behaviour, report, study (the
 whole chain as one flow; its tasks on the Dask cluster at ``CLIMBRL_DASK_ADDRESS`` when that is set, else on threads).
 DVC runs these (dvc.yaml); each runs as a Prefect flow unless ``--no-prefect`` (or
 ``CLIMBRL_PREFECT=0``), which calls the same stage function directly. ``--study NAME`` runs the
@@ -25,8 +25,8 @@ from climbrl.params import ParamsError  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline")
-    p.add_argument("stage", choices=["seeds", "train", "evaluate", "baselines", "deep", "tournament", "behaviour",
-                                     "report", "study"])
+    p.add_argument("stage", choices=["seeds", "train", "evaluate", "baselines", "deep", "auction", "tournament",
+                                     "behaviour", "report", "study"])
     p.add_argument("algo", nargs="?")
     p.add_argument("--params", default="params.yaml")
     p.add_argument("--study", default="", help="a study beside the main one (studies.NAME in the params file)")
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                "evaluate": lambda: stages.evaluate_learner(params, args.algo, track=track, params_path=args.params),
                "baselines": lambda: stages.baselines(params),
                "deep": lambda: stages.deep(params, track=track),
+               "auction": lambda: stages.auction(params, track=track),
                "tournament": lambda: stages.tournament(params, track=track),
                "behaviour": lambda: stages.behaviour(params, track=track),
                "report": lambda: stages.report(params, track=track)}[args.stage]
@@ -89,6 +90,7 @@ def _run_flow(flows: Any, args: argparse.Namespace, track: bool, runner: str) ->
             "evaluate": lambda: flows.evaluate_flow(args.algo, args.params, track, in_place=True),
             "baselines": lambda: flows.baselines_flow(args.params, in_place=True),
             "deep": lambda: flows.deep_flow(args.params, track, in_place=True),
+            "auction": lambda: flows.auction_flow(args.params, track, in_place=True),
             "tournament": lambda: flows.tournament_flow(args.params, track, in_place=True),
             "behaviour": lambda: flows.behaviour_flow(args.params, track, in_place=True),
             "report": lambda: flows.report_flow(args.params, track),

@@ -1,5 +1,6 @@
 """Prefect flows: one per stage, and the parent flow that chains them (seeds -> train every
-learner -> evaluate every learner -> tournament -> report). Stage logic lives in :mod:`pipeline.stages`.
+learner -> evaluate every learner -> tournament, behaviour, and the best learner's deep and
+whole-game (auction) evaluations when the study has them -> report). Stage logic lives in :mod:`pipeline.stages`.
 
 Run the whole study from Prefect: ``python -m pipeline study`` (or ``study_flow()``). Without
 ``PREFECT_API_URL`` Prefect starts a temporary local server for the process; with it, the
@@ -18,7 +19,7 @@ are process-wide, so two stages on threads of one process could change each othe
 seeds and report stages run alone in the flow and compute no torch numbers: they run in place.
 
 The other single-stage flows (``train_flow``, ``evaluate_flow``, ``baselines_flow``, ``deep_flow``,
-``tournament_flow``, ``behaviour_flow``) spawn their stage's process too by default, so a caller's
+``auction_flow``, ``tournament_flow``, ``behaviour_flow``) spawn their stage's process too by default, so a caller's
 process (a notebook, a test) keeps its own state. ``python -m pipeline STAGE``, the command DVC
 runs, is already a process of the stage's own, with nothing beside it: it runs the flow with
 ``in_place=True`` and saves the second process (the imports of torch and climbrl again, seconds a
@@ -209,6 +210,18 @@ def deep_flow(params_path: str = "params.yaml", track: bool = True, in_place: bo
     return deep_task(params_path, track, own_process=not in_place)
 
 
+@task(name="auction-evaluation", retries=1, retry_delay_seconds=5)
+def auction_task(params_path: str, track: bool = True, project: str | None = None,
+                 own_process: bool = True) -> dict[str, Any]:
+    res = run_stage(project, "auction", params_path, track=track, own_process=own_process)
+    return {"learner": res["learner"], "target_met": res["target_met"]}
+
+
+@flow(name="auction")
+def auction_flow(params_path: str = "params.yaml", track: bool = True, in_place: bool = False) -> dict[str, Any]:
+    return auction_task(params_path, track, own_process=not in_place)
+
+
 @task(name="tournament", retries=1, retry_delay_seconds=5)
 def tournament_task(params_path: str, track: bool = True, project: str | None = None,
                     own_process: bool = True) -> dict[str, Any]:
@@ -289,7 +302,10 @@ def study_flow(params_path: str = "params.yaml", learners: list[str] | None = No
         evaluated = {a: evaluate_task.submit(params_path, a, track, here, wait_for=[trained[a]]) for a in algos}
         tour = tournament_task.submit(params_path, track, here, wait_for=list(evaluated.values()))
         behaviour = behaviour_task.submit(params_path, track, here, wait_for=list(evaluated.values()))
-        report = report_task.submit(params_path, track, here, wait_for=[tour, behaviour])
+        # the best learner's evaluations (deep, the whole game's auction), when the study has them
+        extra = [t.submit(params_path, track, here, wait_for=list(evaluated.values()))
+                 for t, on in ((deep_task, p.deep), (auction_task, p.auction)) if on is not None and not learners]
+        report = report_task.submit(params_path, track, here, wait_for=[tour, behaviour, *extra])
         out = {"report": report.result(), "evaluations": {a: f.result() for a, f in evaluated.items()}}
         paths = stages.study_paths(p)
         missing = [str(f) for f in [*(paths.runs / a / "policy.pt" for a in algos),

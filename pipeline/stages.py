@@ -295,7 +295,6 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
     ADP by role, mean +- standard deviation over the repeats, and pooled. Writes
     ``reports/<study>/deep.json``."""
     from climbrl.evaluate.deep import deep_duel
-    from climbrl.report import choose_best, read_validation
 
     started = time.time()
     if params.deep is None:
@@ -304,10 +303,7 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
         raise ValueError(f"deep: {params.game} under rules {params.rules!r} is not judged by duels "
                          "(a team game with a fixed landlord); use evaluate.repeats instead")
     paths = study_paths(params)
-    for a in params.learners():  # every learner competes: one left out would let the rest win
-        learner_file(params, a, paths.reports / "validation" / f"{a}.json", "validation results", "evaluate")
-    learners = read_validation(paths.reports, params.learners())
-    best = choose_best({a: v["by_opp"] for a, v in learners.items()})
+    best = best_learner(params)
     d = params.deep
     policy = learner_file(params, best, paths.runs / best / "policy.pt", "trained policy", "train")
     runs = [deep_duel(f"checkpoint:{policy}", opp, game=params.game, rules=params.rules, deals=d.deals,
@@ -333,6 +329,86 @@ def deep(params: Params, track: bool = True) -> dict[str, Any]:
             mlflow.set_tags({**tr.learner_tags(params.game, algorithm(params, best), best), "stage": "deep",
                              "git_commit": tr.git_commit()})
             mlflow.log_artifact(str(out))
+    return result
+
+
+def best_learner(params: Params) -> str:
+    """The study's best learner, chosen on the validation deals as the report chooses it (never on
+    the deals it reports); every learner must have its validation results (one left out would let
+    the rest win)."""
+    from climbrl.report import choose_best, read_validation
+
+    paths = study_paths(params)
+    for a in params.learners():
+        learner_file(params, a, paths.reports / "validation" / f"{a}.json", "validation results", "evaluate")
+    learners = read_validation(paths.reports, params.learners())
+    return choose_best({a: v["by_opp"] for a, v in learners.items()})
+
+
+def auction(params: Params, track: bool = True) -> dict[str, Any]:
+    """The whole game of an auction study (``auction:`` in its params; issue 26): every learner
+    bidding with the bid model it learned beside its play model, the best learner (chosen on the
+    validation deals) also bidding by the heuristic's hand-strength rule with the same play model
+    (the control that isolates what the learned bid model adds), and the heuristic itself, each
+    against two copies of every ``auction.opponents`` (rule bidders) on the same fresh decks, every
+    deck from every seat (:func:`climbrl.evaluate.auction_report.compare`): ADP and WP by role, the
+    auction's rates and stakes, the paired contrasts, the bid models' calibration. Writes
+    ``reports/<study>/auction.json``, ``auction.md`` and ``auction_calibration.png``."""
+    import tempfile
+
+    from climbrl.evaluate.auction_report import compare, plot_calibration, render, target_met
+    from climbrl.learn.bidder_training import write_rule_bidder
+
+    started = time.time()
+    a = params.auction
+    if a is None:
+        raise ValueError("auction: the study has no auction section (auction: decks, seed, opponents)")
+    paths = study_paths(params)
+    best = best_learner(params)
+    policies = {x: learner_file(params, x, paths.runs / x / "policy.pt", "trained policy", "train")
+                for x in params.learners()}
+    by_opp = {}
+    with tempfile.TemporaryDirectory(prefix="climbrl-auction-") as tmp:
+        rule_bid = Path(tmp) / f"{best}-rule-bid.pt"
+        write_rule_bidder(policies[best], rule_bid)
+        agents = {**{x: f"checkpoint:{p}" for x, p in policies.items()},
+                  f"{best}-rule-bid": f"checkpoint:{rule_bid}", "heuristic": "heuristic"}
+        for opp in a.opponents:
+            by_opp[opp] = compare(agents, opp, params.rules, a.decks, a.seed, workers=a.workers)
+            # the control's file lives only for this stage: name it by what it is
+            by_opp[opp]["agents"][f"{best}-rule-bid"]["agent"] = f"checkpoint:{policies[best]} bidding by rule"
+    result = {"learner": best, "chosen_on": "validation", "game": params.game, "rules": params.rules,
+              "decks": a.decks, "seed": a.seed, "target": best,
+              "target_met": target_met(by_opp["heuristic"], best) if "heuristic" in by_opp else None,
+              "opponents": by_opp}
+    out = paths.reports / "auction.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    plot_calibration(by_opp, paths.reports / "auction_calibration.png")
+    md = ["# The whole game, auction included", "",
+          f"Every learner of the study bids with the bid model it learned beside its play model (`bidding: learned`). "
+          f"**{best}** (the best learner, chosen on the validation deals) also bids by the heuristic's hand-strength "
+          f"rule with the same play model (`{best}-rule-bid`): the paired contrast of the two is what the learned bid "
+          "model adds. The heuristic is the yardstick.", ""]
+    for opp, o in by_opp.items():
+        md += [f"## Against two `{opp}`", "", *render(o, level=3, target=best)]
+    (paths.reports / "auction.md").write_text("\n".join(md) + "\n")
+    if track:
+        import mlflow
+
+        from climbrl import track as tr
+
+        tr.configure(params.tracking.tracking_uri, params.tracking.experiment)
+        with tr.stage_run(tr.run_name("auction", params.game, best), started):
+            for opp, o in by_opp.items():
+                for name, r in o["agents"].items():
+                    mlflow.log_metric(f"adp/{opp}/{name}", r["adp"]["mean"])
+                    mlflow.log_metric(f"wp/{opp}/{name}", r["wp"]["rate"])
+                    mlflow.log_metric(f"bid_rate/{opp}/{name}", r["bid_rate"]["rate"])
+            mlflow.set_tags({**tr.learner_tags(params.game, algorithm(params, best), best), "stage": "auction",
+                             "git_commit": tr.git_commit()})
+            mlflow.log_artifact(str(out))
+            mlflow.log_artifact(str(paths.reports / "auction.md"))
     return result
 
 

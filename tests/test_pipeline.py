@@ -346,7 +346,13 @@ def test_dvc_yaml_declares_the_study(tmp_path) -> None:
             learners = {k: v for k, v in st[stage]["foreach"].items() if v["runs"] == str(paths.runs)}
             assert sorted(v["algo"] for v in learners.values()) == sorted(p.learners())
             assert set(learners) == {a if not study else f"{study}-{a}" for a in p.learners()}
-    assert st["report"]["foreach"]["big2"]["extra"] == "reports/doudizhu/metrics.json"  # its Dou Dizhu section
+    # the best learner's further evaluations: exactly the studies whose params ask for them
+    for stage in ("deep", "auction"):
+        assert set(st[stage]["foreach"]) == {n for n, s in studies.items()
+                                             if getattr(parse_params(raw, s), stage) is not None}
+    # the Big 2 report summarizes every study beside it, from its metrics.json
+    big2 = st["report"]["foreach"]["big2"]
+    assert {big2["extra"], big2["extra2"]} == {f"reports/{s}/metrics.json" for s in study_names(raw)}
 
 
 def test_prefect_flow_trains_two_configs_on_a_local_dask_cluster(tmp_path) -> None:

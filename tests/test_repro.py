@@ -24,6 +24,9 @@ def test_a_stage_belongs_to_the_study_its_foreach_key_names() -> None:
     assert repro.study_of("train@ppo", studies) == repro.MAIN
     assert repro.study_of("simulate@paper", studies) == repro.MAIN
     assert repro.study_of("train@doudizhuish", studies) == repro.MAIN  # a prefix is not a study
+    both = ["doudizhu", "doudizhu_auction"]
+    assert repro.study_of("train@doudizhu_auction-ppo", both) == "doudizhu_auction"
+    assert repro.study_of("train@doudizhu-ppo", both) == "doudizhu"
 
 
 def test_a_stage_downstream_of_two_studies_is_joint() -> None:
@@ -34,11 +37,12 @@ def test_a_stage_downstream_of_two_studies_is_joint() -> None:
     assert joint == ["r@big2", "x"]  # x only through r@big2: still downstream of both studies
 
 
-def test_the_repository_pipeline_runs_its_two_studies_side_by_side() -> None:
+def test_the_repository_pipeline_runs_its_studies_side_by_side() -> None:
     by, joint = repro.groups(repro.stage_graph(REPO), repro.study_names(REPO))
-    assert set(by) == {"big2", "doudizhu"}
-    assert joint == ["report@big2"]  # it reads the Dou Dizhu study's metrics.json
+    assert set(by) == {"big2", "doudizhu", "doudizhu_auction"}
+    assert joint == ["report@big2"]  # it reads the Dou Dizhu studies' metrics.json
     assert "report@doudizhu" in by["doudizhu"] and "train@ppo" in by["big2"]
+    assert {"train@doudizhu_auction-ppo", "auction@doudizhu_auction"} <= set(by["doudizhu_auction"])
     assert not any(s.startswith("report") for s in by["big2"])
 
 
@@ -249,7 +253,7 @@ def test_every_study_s_experiment_exists_before_the_studies_start_and_its_runs_a
                          cwd=tmp_path, env={**env, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "src")])},
                          capture_output=True, text=True, check=True)
     addresses = json.loads(out.stdout)
-    assert list(addresses) == ["climbrl-big2-study", "climbrl-doudizhu-study"]
+    assert list(addresses) == ["climbrl-big2-study", "climbrl-doudizhu-study", "climbrl-doudizhu_auction-study"]
     client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     ids = {e.name: e.experiment_id for e in client.search_experiments()}
     for name, address in addresses.items():  # make run prints each study's runs table, and how to serve it

@@ -25,7 +25,7 @@ from climbrl.games.registry import DEFAULT_PRESETS, game_presets, num_players
 from climbrl.yamlfile import YamlError, load_yaml
 
 SECTIONS = ("game", "rules", "seeds", "train", "evaluate", "baselines", "simulate", "tournament", "tune", "report",
-            "tracking", "ablation", "behaviour", "studies", "deep")
+            "tracking", "ablation", "behaviour", "studies", "deep", "auction")
 STUDY_SECTIONS = tuple(k for k in SECTIONS if k not in ("ablation", "studies", "simulate"))
 """The sections a study beside the main one may hold (the ablations and the engine's random-play
 statistics belong to the main study)."""
@@ -73,6 +73,20 @@ class DeepParams:
     deals: int
     opponents: tuple[str, ...]
     seed: int = 1
+    workers: int = 2
+
+
+@dataclass(frozen=True)
+class AuctionParams:
+    """The whole game's evaluation of a study under rules with an auction (issue 26; the
+    ``auction`` stage, :func:`pipeline.stages.auction`): every learner with its learned bid model,
+    the best one (chosen on the validation deals) also bidding by the heuristic's rule, and the
+    heuristic itself, each against two copies of every one of ``opponents`` (rule bidders) on
+    ``decks`` fresh decks (purpose ``deep`` from ``seed``), every deck from every seat."""
+
+    decks: int
+    seed: int
+    opponents: tuple[str, ...]
     workers: int = 2
 
 
@@ -154,6 +168,8 @@ class Params:
     """The main study's: the names of the studies beside it (its report summarizes them)."""
     deep: DeepParams | None = None
     """The deep evaluation of the best learner (``deep:``; none when the section is absent)."""
+    auction: AuctionParams | None = None
+    """The whole game's evaluation (``auction:``, rules with an auction only; none when absent)."""
 
     def learners(self) -> list[str]:
         return list(self.train)
@@ -175,6 +191,7 @@ SECTION_KEYS = {
     "behaviour": ("games", "opponents", "reference_agents", "workers"),
     "ablation": ("seeds", "epochs", "games_per_epoch", "eval_every", "eval_games", "workers", "entropy", "curriculum"),
     "deep": ("repeats", "deals", "opponents", "seed", "workers"),
+    "auction": ("decks", "seed", "opponents", "workers"),
 }
 
 
@@ -291,8 +308,20 @@ def _parse(raw: dict[str, Any], study: str = "") -> Params:
         deep = DeepParams(_int(d, "repeats", "deep", 2), _int(d, "deals", "deep", 1),
                           _agent_list(d, "opponents", "deep", game), _int(d, "seed", "deep"),
                           _int(d, "workers", "deep", 1))
+    auction = None
+    if "auction" in raw:
+        from climbrl.config import has_auction
+
+        if not has_auction(game, rules):
+            raise ParamsError(f"auction: {game} under rules {rules!r} has no auction (the landlord's seat is fixed); "
+                              "the whole game's evaluation needs rules with one (Dou Dizhu standard)")
+        a = {"seed": 0, "workers": 2, "opponents": ["heuristic"], **_section(raw, "auction")}
+        if a["opponents"] == []:
+            raise ParamsError("auction.opponents: must name at least one opponent")
+        auction = AuctionParams(_int(a, "decks", "auction", 1), _int(a, "seed", "auction"),
+                                _agent_list(a, "opponents", "auction", game), _int(a, "workers", "auction", 1))
     return Params(rules, seeds, train, evaluate, tune, tracking, _ablation(_section(raw, "ablation")),
-                  _behaviour(_section(raw, "behaviour"), game), raw, game, study, deep=deep)
+                  _behaviour(_section(raw, "behaviour"), game), raw, game, study, deep=deep, auction=auction)
 
 
 def study_names(raw: dict[str, Any]) -> list[str]:

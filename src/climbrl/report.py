@@ -253,6 +253,7 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         md += seeds_lines(params, reports, metrics["best_learner"])
         md += _deep_lines(evals, opponents, metrics, game)
         md += _deep_best_lines(reports, metrics)
+        md += _auction_lines(reports, metrics)
     baselines = reports / "baselines.md"
     if baselines.exists():
         md += ["## Baselines", "", baselines.read_text().split("\n\n", 2)[-1], ""]
@@ -263,6 +264,8 @@ def build_report(params: Params, reports: Path, runs: Path) -> Path:
         heat = reports / "tournament_pairwise.png"
         if heat.exists():
             figure_paths.append(heat)
+    if (reports / "auction.json").exists() and (reports / "auction_calibration.png").exists():
+        figure_paths.append(reports / "auction_calibration.png")
     if tour.exists() and t.get("protocol") == "round_robin":
         from climbrl.evaluate.roundrobin import format_round_robin
 
@@ -580,6 +583,60 @@ def _deep_best_lines(reports: Path, metrics: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _auction_lines(reports: Path, metrics: dict[str, Any]) -> list[str]:
+    """The whole game's evaluation (``reports/auction.json``, the ``auction`` stage of a study
+    under rules with an auction), summed up: per opponent, every agent's ADP, WP, how often it was
+    the landlord and bid, its stake; the best learner against its own play model bidding by rule;
+    the target's verdict. The whole tables: ``auction.md``."""
+    from climbrl.evaluate.auction import estimate_text as iv
+
+    path = reports / "auction.json"
+    if not path.exists():
+        return []
+    a = json.loads(path.read_text())
+    best = a["learner"]
+    control = f"{best}-rule-bid"
+    lines = ["## The whole game, auction included", "",
+             f"Every learner bids with the bid model it learned beside its play model; **{best}** (chosen on the "
+             f"validation deals) also bids by the heuristic's hand-strength rule with the same play model "
+             f"(`{control}`). Each agent against two copies of each rule bidder on the same {a['decks']:,} fresh "
+             f"decks (seed {a['seed']}), every deck from every seat ({3 * a['decks']:,} games an agent); ADP per game "
+             "with its 95% t interval over the decks, WP with Wilson's. The bid models' calibration, the tables by "
+             "role and by hand strength: [auction.md](auction.md).", "",
+             "| opponent | agent | ADP per game | WP | landlord in | bid in | stake as landlord |",
+             "|---|---|---|---|---|---|---|"]
+    head: dict[str, Any] = {"learner": best, "decks": a["decks"], "target_met": a.get("target_met")}
+    for opp, o in a["opponents"].items():
+        for name, r in o["agents"].items():
+            lines.append(f"| {opp} | {name} | {iv(r['adp'])} | {iv(r['wp'], 'rate', '.3f')} | "
+                         f"{iv(r['landlord_rate'], 'rate', '.3f')} | {iv(r['bid_rate'], 'rate', '.3f')} | "
+                         f"{iv(r['stake_as_landlord'], 'mean', '.2f')} |")
+            head[f"adp/{opp}/{name}"] = r["adp"]["mean"]
+            head[f"adp_low/{opp}/{name}"] = r["adp"]["low"]
+            head[f"adp_high/{opp}/{name}"] = r["adp"]["high"]
+            head[f"wp/{opp}/{name}"] = r["wp"]["rate"]
+            head[f"bid_rate/{opp}/{name}"] = r["bid_rate"]["rate"]
+    lines += ["", "What the learned bid model adds (paired on the decks, Holm over each opponent's pairs):", ""]
+    for opp, o in a["opponents"].items():
+        for c in o["contrasts"]:
+            if {c["a_name"], c["b_name"]} == {best, control}:
+                sign = 1 if c["a_name"] == best else -1
+                d = {"mean": sign * c["difference"], "low": min(sign * c["low"], sign * c["high"]),
+                     "high": max(sign * c["low"], sign * c["high"])}
+                lines.append(f"- against `{opp}`: {best} - {control} = {iv(d)} ADP per game, p {c['p']:.2g} "
+                             f"({'differs' if c['holm_significant'] else 'no difference shown'})")
+                head[f"learned_minus_rule_bid/{opp}"] = d["mean"]
+    if a.get("target_met") is not None:
+        t = a["opponents"]["heuristic"]["agents"][best]["adp"]
+        lines += ["", f"**Target** (issue 26: the learned bidder with the best play model beats the heuristic's bidder "
+                      f"with the heuristic player in ADP per game, the interval above 0): "
+                      f"{'met' if a['target_met'] else 'not met'} by {best}, ADP {iv(t)}."]
+    if (reports / "auction_calibration.png").exists():  # embedded in the HTML with the tournament's heatmap
+        lines += ["", "![auction_calibration](auction_calibration.png)"]
+    metrics["auction"] = head
+    return lines + [""]
+
+
 def _study_summary_lines(study: str, folder: Path, metrics: dict[str, Any]) -> list[str]:
     """The main report's summary of a study beside it (its own report is ``folder/report.md``):
     its best learner against each baseline by role, and the target against RLCard's rule agent;
@@ -591,7 +648,7 @@ def _study_summary_lines(study: str, folder: Path, metrics: dict[str, Any]) -> l
     best = sm.get("best_learner")
     learner = sm.get("learners", {}).get(best, {})
     title = sm.get("game", study)
-    lines = [f"## The {title} study", "",
+    lines = [f"## The {title} study" + ("" if title == study else f" `{study}` (rules `{sm.get('rules')}`)"), "",
              f"Its own report: [`{folder.as_posix()}/report.md`]({folder.name}/report.md). Best learner (chosen on its "
              f"validation deals): **{best}**. On its evaluation deals, by role (WP with its 95% interval; ADP):", "",
              "| baseline | role | WP | ADP |", "|---|---|---|---|"]
@@ -612,6 +669,16 @@ def _study_summary_lines(study: str, folder: Path, metrics: dict[str, Any]) -> l
                   "WP): " + "; ".join(
             f"{r} {t[r]['win_rate']:.3f} (lower bound {t[r]['win_rate_low']:.3f} vs {t[r]['reference']:.3f}: "
             f"{'met' if t[r]['met'] else 'not met'})" for r in DUEL_ROLES)]
+    if "auction" in sm:
+        a = sm["auction"]
+        best = a["learner"]
+        cells = [f"{best} {a[f'adp/heuristic/{best}']:+.3f} [{a[f'adp_low/heuristic/{best}']:+.3f}, "
+                 f"{a[f'adp_high/heuristic/{best}']:+.3f}]"] if f"adp/heuristic/{best}" in a else []
+        head["auction"] = a
+        lines += ["", f"**The whole game, auction included** ({a['decks']:,} fresh decks x 3 seats against two "
+                      "heuristic, ADP per game): " + ("; ".join(cells) or "not played against the heuristic")
+                  + ("" if a.get("target_met") is None else
+                     f"; issue 26's target (interval above 0) {'met' if a['target_met'] else 'not met'}") + "."]
     metrics[study] = head
     return lines + [""]
 
@@ -653,7 +720,10 @@ def seeds_lines(params: Params, reports: Path, best: str | None = None) -> list[
         entry = json.loads((folder / "report.json").read_text())["games"][params.game]
         verdict, seeds = entry["verdict"]["text"], entry["seeds"]
         choice, study_seed = entry["selection"]["study_choice"], entry["study_seed"]
+        study = str(entry.get("study", "")).partition("#")[2]
     except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if study != (params.study or ""):  # the seeds ran another study of this game (another setting)
         return []
     link = f"../seeds/{params.game}/report.md" if params.study else f"seeds/{params.game}/report.md"
     return ["## The best learner over training seeds (`make seeds`)", "",
