@@ -21,6 +21,7 @@ from pipeline.docs import (
     ci,
     ddz_table,
     exists,
+    load,
     m,
     selection,
     value,
@@ -30,6 +31,7 @@ README = ROOT / "README.md"
 STRONG = "reports/strong/doudizhu/final.json"
 WARM = "reports/strong/doudizhu-warm/final.json"
 AUCTION = "reports/strong/auction.json"
+WHOLE = "reports/doudizhu_auction/metrics.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
 
@@ -62,6 +64,19 @@ def block() -> str:
         f"{m(BIG2, f'{t}.deals', ',d')} fresh decks it wins {ci(BIG2, f'{t}.landlord.win_rate')} as landlord "
         f"and {ci(BIG2, f'{t}.peasants.win_rate')} as the peasants.",
     ]
+    if exists(WHOLE) and "auction" in load(WHOLE):
+        b = value(WHOLE, "auction.learner")
+        a = "auction."
+        met = value(WHOLE, "auction.target_met")
+        lines += ["", f"**Dou Dizhu, the whole game** (`{m(WHOLE, 'rules')}` rules: the call-score auction decides "
+                      "the landlord and the stake; `reports/doudizhu_auction/report.md`): every learner trains a bid "
+                      f"model beside its play model. Best learner on the validation decks: **{b}**. Against two "
+                      f"heuristic players on {m(WHOLE, 'auction.decks', ',d')} fresh decks, each from every seat, "
+                      f"ADP per game {ci(WHOLE, f'{a}adp/heuristic/{b}', '+.3f')} with its learned bid model, "
+                      f"{ci(WHOLE, f'{a}adp/heuristic/{b}-rule-bid', '+.3f')} with the same play model bidding by "
+                      "the heuristic's rule (paired difference "
+                      f"{ci(WHOLE, f'{a}learned_minus_rule_bid/heuristic', '+.3f')}); the heuristic scores 0 "
+                      f"against itself. Issue 26's target (the interval above 0): {'met' if met else 'not met'}."]
     if exists(STRONG):
         s = "matches.rlcard-rule"
         lines += ["", f"**Strong learner** (`make strong`, DouZero's Deep Monte-Carlo; `reports/strong/report.md`): "

@@ -626,6 +626,8 @@ def _auction_lines(reports: Path, metrics: dict[str, Any]) -> list[str]:
                 lines.append(f"- against `{opp}`: {best} - {control} = {iv(d)} ADP per game, p {c['p']:.2g} "
                              f"({'differs' if c['holm_significant'] else 'no difference shown'})")
                 head[f"learned_minus_rule_bid/{opp}"] = d["mean"]
+                for k, v in (("low", d["low"]), ("high", d["high"]), ("p", c["p"])):
+                    head[f"learned_minus_rule_bid_{k}/{opp}"] = v
     if a.get("target_met") is not None:
         t = a["opponents"]["heuristic"]["agents"][best]["adp"]
         lines += ["", f"**Target** (issue 26: the learned bidder with the best play model beats the heuristic's bidder "
