@@ -722,11 +722,11 @@ def seeds_lines(params: Params, reports: Path, best: str | None = None) -> list[
         entry = json.loads((folder / "report.json").read_text())["games"][params.game]
         verdict, seeds = entry["verdict"]["text"], entry["seeds"]
         choice, study_seed = entry["selection"]["study_choice"], entry["study_seed"]
-        study = str(entry.get("study", "")).partition("#")[2]
+        spec = entry.get("study")  # the params spec the seeds ran (absent in older reports: the game's one study)
     except (OSError, ValueError, KeyError, TypeError):
         return []
-    if study != (params.study or ""):  # the seeds ran another study of this game (another setting)
-        return []
+    if spec is not None and str(spec).partition("#")[2] != (params.study or ""):
+        return []  # the seeds ran another study of this game (another setting)
     link = f"../seeds/{params.game}/report.md" if params.study else f"seeds/{params.game}/report.md"
     return ["## The best learner over training seeds (`make seeds`)", "",
             f"Every contender trained for seeds {', '.join(map(str, seeds))} and chosen on the validation deals "
