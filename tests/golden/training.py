@@ -27,8 +27,8 @@ the other machines' files kept there (:func:`compare_vendors`).
 Regenerate after a change that is meant to move numbers: ``python -m tests.golden.training --write``,
 or only the cases it moves, keeping the others' values as they were measured:
 ``python -m tests.golden.training --write --case doudizhu/sarsa``. Issue 30's adoption of SARSA's tuned
-config moved that case alone; it was rewritten on the Intel Xeon (2026-12-05), the other cases are the
-AMD file's.
+config moved that case alone; it was rewritten on the Intel Xeon (2026-12-05), and issue 26's whole-game
+study (``doudizhu_auction/*``) was added there the same day; the other cases are the AMD file's.
 """
 
 from __future__ import annotations
