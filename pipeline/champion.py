@@ -178,7 +178,7 @@ def _base_params(raw: Any, workers: Any, path: str | Path) -> dict[str, Any]:
     return dict(raw)
 
 
-def _external_missing(spec: str) -> str | None:
+def external_missing(spec: str) -> str | None:
     """Why an agent spec cannot be built here for want of outside data (the public agent's
     weights: the agent itself, or a search whose rollouts play its network), or None."""
     from climbrl.paths import public_agent_missing
@@ -239,7 +239,7 @@ def play_match(name: str, params: ChampionParams, reports: str | Path = REPORTS)
     record: dict[str, Any] = {"match": name, "agent": m.agent, "opponent": m.opponent, "rules": m.rules,
                               "deal_set": params.deal_set, "deals": m.deals, "seat_seed": params.seat_seed,
                               "deals_sha256": deals_digest(seeds)}
-    missing = _external_missing(m.agent) or _external_missing(m.opponent)
+    missing = external_missing(m.agent) or external_missing(m.opponent)
     if missing:
         record["not_run"] = missing
     elif m.team:

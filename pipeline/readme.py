@@ -31,6 +31,8 @@ README = ROOT / "README.md"
 STRONG = "reports/strong/doudizhu/final.json"
 WARM = "reports/strong/doudizhu-warm/final.json"
 AUCTION = "reports/strong/auction.json"
+BIG2_STRONG = "reports/strong/big2/final.json"
+BIG2_PUBLIC = "reports/strong/big2-public/final.json"
 WHOLE = "reports/doudizhu_auction/metrics.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
@@ -94,6 +96,16 @@ def block() -> str:
         lines += ["", "**The whole game with its auction** (`reports/strong/auction.md`): the strong play model "
                       f"with a learned bid model against two heuristic players, ADP per game "
                       f"{ci(AUCTION, 'agents.learned.adp.mean', '+.3f')} (the heuristic's own: 0)."]
+    if exists(BIG2_STRONG):
+        lines += ["", "**Big 2 strong learner** (`make strong`, self-play Deep Monte-Carlo; the network plays alone): "
+                      f"{ci(BIG2_STRONG, 'matches.heuristic.all.win_rate')} against three heuristic players "
+                      f"({m(BIG2_STRONG, 'matches.heuristic.all.games', ',d')} games, parity 0.25; issue 25's target "
+                      "0.40)"
+                  + (f"; under the public agent's rules (run `big2-public`), "
+                     f"{ci(BIG2_PUBLIC, 'matches.charlesworth.all.mean_reward', '+.3f')} points per game and win rate "
+                     f"{ci(BIG2_PUBLIC, 'matches.charlesworth.all.win_rate')} against three copies of the public "
+                     "agent (the DMC anchor: +1.84 points)."
+                     if exists(BIG2_PUBLIC) and "charlesworth" in value(BIG2_PUBLIC, "matches") else ".")]
     if exists(CHAMPION):
         lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
                       f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "

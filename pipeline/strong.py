@@ -25,6 +25,13 @@ strong/dvc.yaml`` from ``strong/params.yaml``, one training per game, far past t
   (epoch 0).
 - ``report``: ``reports/strong/report.md`` and one figure per game (``figures/GAME.png``), the
   curve against CPU-hours with each target of the issue drawn in.
+- An opponent that needs data from outside the repository (the public Big 2 agent's weights,
+  ``../shared/external``) is not played where the data is missing: the curve and the final
+  evaluation record why under ``not_run``, the report says so, and everything else runs.
+- Big 2's points per game (the rules' score: under ``charlesworth`` each loser minus its cards
+  left, the winner the sum) carry a 95% Student t interval over the deals (each deal's mean over
+  its four seatings is one draw: the four games of a deal share its cards), computed from the same
+  games replayed game by game (:func:`climbrl.evaluate.match.relative_returns`).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +56,77 @@ REPORTS = Path("reports/strong")
 SECTIONS = ("train", "curve", "evaluate")
 OPTIONAL = ("imitate",)
 IMITATION = "imitation"
-TARGETS: dict[str, list[tuple[str, str, float, str]]] = {
-    # (opponent, role, win rate at least, what the issue asks)
-    "doudizhu": [("rlcard-rule", "landlord", 0.80, "issue 25: >= 0.80 as landlord (DouZero 0.87)"),
-                 ("rlcard-rule", "peasants", 0.85, "issue 25: >= 0.85 as peasants (DouZero 0.91)"),
-                 ("heuristic", "landlord", 0.50, "issue 25: above 0.50 against the heuristic"),
-                 ("heuristic", "peasants", 0.50, "issue 25: above 0.50 against the heuristic")],
-    "big2": [("heuristic", "all", 0.40, "issue 25: >= 0.40 against three heuristic players (PPO 0.311)")],
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target of the issue: ``measure`` (``win_rate``, or ``mean_reward``: Big 2's points per game)
+    of the run's final evaluation against ``opponent`` in ``role``, at least ``at_least``, under the
+    rules ``rules`` (any rules when empty)."""
+
+    opponent: str
+    role: str
+    at_least: float
+    what: str
+    measure: str = "win_rate"
+    rules: str = ""
+
+
+TARGETS: dict[str, list[Target]] = {
+    "doudizhu": [Target("rlcard-rule", "landlord", 0.80, "issue 25: >= 0.80 as landlord (DouZero 0.87)"),
+                 Target("rlcard-rule", "peasants", 0.85, "issue 25: >= 0.85 as peasants (DouZero 0.91)"),
+                 Target("heuristic", "landlord", 0.50, "issue 25: above 0.50 against the heuristic"),
+                 Target("heuristic", "peasants", 0.50, "issue 25: above 0.50 against the heuristic")],
+    "big2": [Target("heuristic", "all", 0.40, "issue 25: >= 0.40 against three heuristic players (PPO 0.311)",
+                    rules="paper"),
+             Target("charlesworth", "all", 0.0, "issue 25: points per game above 0 against three public agents "
+                    "(the DMC anchor +1.84)", measure="mean_reward", rules="charlesworth")],
 }
-"""The issue's targets, drawn on the curve; the report calls one met when the final evaluation's whole
-95% interval reaches it, and says so when only the point estimate does."""
+"""The issue's targets, drawn on the curve (win rates); the report calls one met when the final
+evaluation's whole 95% interval reaches it, and says so when only the point estimate does."""
+
+
+def targets_of(game: str, rules: str) -> list[Target]:
+    """The issue's targets that apply to a run of ``game`` under ``rules``."""
+    return [t for t in TARGETS.get(game, []) if t.rules in ("", rules)]
+
+
+def _verdict(x: dict[str, Any], t: Target) -> str:
+    value, low = x.get(t.measure), x.get(f"{t.measure}_low")
+    if value is None:
+        return "not measured"
+    if low is not None and low >= t.at_least and (t.measure == "win_rate" or low > t.at_least):
+        return "met"
+    return "point estimate only (the interval includes the target)" if value >= t.at_least else "missed"
+
+
+def _opponents(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The opponents that can be played here, and why each other one cannot (outside data missing)."""
+    from pipeline.champion import external_missing
+
+    why = {o: r for o in names if (r := external_missing(o))}
+    return [o for o in names if o not in why], why
+
+
+def with_points_interval(x: dict[str, Any], agent: str, opponent: str, game: str, rules: str, deals: int,
+                         seed: int, workers: int, purpose: str | None = None,
+                         seeds: list[int] | None = None) -> dict[str, Any]:
+    """A free-for-all match's summary ``x`` (:func:`~climbrl.evaluate.versus.versus`'s ``all``)
+    with its points per game's 95% interval over the deals, from the same games replayed game by
+    game; the replay must give the summary's mean (the same games), else ``RuntimeError``."""
+    from climbrl.evaluate.match import relative_returns
+    from climbrl.evaluate.stats import mean_summary
+    from climbrl.games.registry import num_players
+
+    n = num_players(game)
+    rows = relative_returns(agent, [opponent], rules=rules, games=deals * n, seed=seed, workers=workers,
+                            seeds=None if seeds is None else seeds[:deals], game=game, purpose=purpose)
+    per_deal = [sum(r[0] for r in rows[k:k + n]) / n for k in range(0, len(rows), n)]
+    m = mean_summary(per_deal)
+    if abs(m["mean"] - x["mean_reward"]) > 1e-9 * max(1.0, abs(m["mean"])):
+        raise RuntimeError(f"{agent} against {opponent}: the replay's points {m['mean']} are not the match's "
+                           f"{x['mean_reward']}")
+    return {**x, "mean_reward_low": m["low"], "mean_reward_high": m["high"], "mean_reward_sd_deals": m["sd"]}
 
 
 def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
@@ -206,18 +275,19 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
         policies.append((len(history), out / POLICY))
     if "imitate" in spec:  # the student the training started from
         policies.insert(0, (0, out / IMITATION / POLICY))
+    opponents, not_run = _opponents(list(spec["curve"]["opponents"]))
     rows = []
     for epoch, path in policies:
         row: dict[str, Any] = {"epoch": epoch, "games": sum(r["games"] for r in history[:epoch]),
                                "decisions": sum(r["decisions"] for r in history[:epoch]),
                                "cpu_hours": (spent[epoch - 1] if epoch else cloning) / 3600}
-        for opp in spec["curve"]["opponents"]:
+        for opp in opponents:
             row[opp] = versus(f"checkpoint:{path}", opp, cfg.game, cfg.rules, spec["curve"]["deals"],
                               spec["curve"]["seed"], workers=workers, purpose="deep")
         rows.append(row)
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
            "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows,
-           "imitation": imitation}
+           "imitation": imitation, "not_run": not_run}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
     return res
@@ -238,11 +308,16 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if len(seeds) < spec["evaluate"]["deals"]:
         raise ValueError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
                          f"{spec['evaluate']['deals']}")
-    matches = {opp: versus(f"checkpoint:{policy}", opp, cfg.game, cfg.rules, len(seeds), seeds=seeds,
-                           workers=workers)
-               for opp in spec["evaluate"]["opponents"]}
+    opponents, not_run = _opponents(list(spec["evaluate"]["opponents"]))
+    agent = f"checkpoint:{policy}"
+    matches = {opp: versus(agent, opp, cfg.game, cfg.rules, len(seeds), seeds=seeds, workers=workers)
+               for opp in opponents}
+    for opp, m in matches.items():
+        if "all" in m:  # every deal from every seat (Big 2): the points' interval over the deals
+            m["all"] = with_points_interval(m["all"], agent, opp, cfg.game, cfg.rules, len(seeds), 0, workers,
+                                            seeds=seeds)
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo,
-           "deal_set": spec["evaluate"]["deal_set"], "deals": len(seeds), "matches": matches}
+           "deal_set": spec["evaluate"]["deal_set"], "deals": len(seeds), "matches": matches, "not_run": not_run}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "final.json").write_text(json.dumps(res, indent=2))
     return res
@@ -268,6 +343,8 @@ def _cell(x: dict[str, Any], points: str) -> str:
 
 def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
     """``report.md`` and the curves' figures, from each game's ``curve.json`` and ``final.json``."""
+    from climbrl.evaluate.stats import format_interval
+
     lines = ["# The strong learners (issue 25)", "",
              "One training per game, far past the study's budget (`strong/params.yaml`, `make strong`). Learning "
              "curve: every kept policy against each opponent on the same fresh deals, at the CPU-hours the "
@@ -300,28 +377,32 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
         for opp, by_role in f["matches"].items():
             for role, x in by_role.items():
                 lines.append(f"| {opp} | {role} | {_cell(x, pts)} |")
+        for opp, why in {**f.get("not_run", {}), **c.get("not_run", {})}.items():
+            lines.append(f"| {opp} | | not run here: {why} |")
         lines += ["", "| target | measured | |", "|---|---|---|"]
-        for opp, role, at_least, what in TARGETS.get(f["game"], []):
-            x = f["matches"].get(opp, {}).get(role)
+        for t in targets_of(f["game"], f["rules"]):
+            x = f["matches"].get(t.opponent, {}).get(t.role)
             if x is None:
-                lines.append(f"| {what} | not measured | |")
+                lines.append(f"| {t.what} | not measured | |")
             else:
-                verdict = ("met" if x["win_rate_low"] >= at_least else
-                           "point estimate only (the interval includes the target)" if x["win_rate"] >= at_least
-                           else "missed")
-                lines.append(f"| {what} | {x['win_rate']:.3f} [{x['win_rate_low']:.3f}, {x['win_rate_high']:.3f}] | "
-                             f"{verdict} |")
+                spec = ".3f" if t.measure == "win_rate" else "+.3f"
+                lines.append(f"| {t.what} | {x[t.measure]:{spec}} "
+                             f"{format_interval(x.get(t.measure + '_low'), x.get(t.measure + '_high'), spec)} | "
+                             f"{_verdict(x, t)} |")
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
+        points_cols = [o for o, r in roles if r == "all"]  # Big 2: the rules' points per game too
         half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)
         lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}; every win rate's 95% "
                   f"interval is at most +-{half:.3f}, drawn in the figure):", "",
-                  "| epoch | CPU-hours | games | " + " | ".join(f"{o} {r}" for o, r in roles) + " |",
-                  "|---|---|---|" + "---|" * len(roles)]
+                  "| epoch | CPU-hours | games | " + " | ".join(f"{o} {r}" for o, r in roles)
+                  + "".join(f" | {o} points" for o in points_cols) + " |",
+                  "|---|---|---|" + "---|" * (len(roles) + len(points_cols))]
         for p in c["points"]:
             lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
-                f"{p[o][r]['win_rate']:.3f}" for o, r in roles) + " |")
+                f"{p[o][r]['win_rate']:.3f}" for o, r in roles)
+                + "".join(f" | {p[o]['all']['mean_reward']:+.3f}" for o in points_cols) + " |")
         (reports / "figures").mkdir(parents=True, exist_ok=True)
-        _plot(c, roles, TARGETS.get(c["game"], []), reports / "figures" / f"{game}.png")
+        _plot(c, roles, targets_of(c["game"], c["rules"]), reports / "figures" / f"{game}.png")
         lines += ["", f"![learning curve](figures/{game}.png)", ""]
     out = reports / "report.md"
     reports.mkdir(parents=True, exist_ok=True)
@@ -329,8 +410,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
     return out
 
 
-def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[str, str, float, str]],
-          path: Path) -> None:
+def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[Target], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -344,9 +424,9 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[tuple[s
         hi = [p[opp][role]["win_rate_high"] for p in c["points"]]
         line, = ax.plot(x, y, marker="o", label=f"vs {opp} ({role})")
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15)
-        for t_opp, t_role, at_least, _ in targets:
-            if (t_opp, t_role) == (opp, role):
-                ax.axhline(at_least, color=line.get_color(), ls=":", lw=1)
+        for t in targets:
+            if (t.opponent, t.role, t.measure) == (opp, role, "win_rate"):
+                ax.axhline(t.at_least, color=line.get_color(), ls=":", lw=1)
     ax.set_xlabel("CPU-hours of training")
     ax.set_ylabel("win rate (95% interval)")
     ax.set_ylim(0, 1)

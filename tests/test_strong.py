@@ -140,3 +140,52 @@ def test_a_run_warm_started_from_behaviour_cloning(tmp_path) -> None:
     path.write_text(yaml.safe_dump({"games": {"doudizhu-warm": bad}}))
     with pytest.raises(ValueError, match="holdout"):
         strong.load_strong_params(path)
+
+
+def test_a_run_under_the_public_agents_rules_meets_it_and_runs_without_it(tmp_path, monkeypatch) -> None:
+    """``big2-public``: Big 2 under ``charlesworth`` rules, its curve and final evaluation against the
+    public agent, the points per game with their interval over the deals (replayed game by game:
+    the same games as the match), the points target read by rules; without the public agent's
+    weights the same steps run, its matches recorded as not run and the report saying why."""
+    from climbrl.paths import charlesworth_weights_path
+    from tests.reference import require_external
+
+    require_external(charlesworth_weights_path(), "the public agent's weights (shared/external/charlesworth-big2)")
+    base = _params(tmp_path)
+    run = {"train": {**base["big2"]["train"], "game": "big2", "rules": "charlesworth"},
+           "curve": {"opponents": ["charlesworth", "heuristic"], "deals": 2, "seed": 3},
+           "evaluate": {"opponents": ["charlesworth", "random"], "deals": 3,
+                        "deal_set": base["big2"]["evaluate"]["deal_set"]}}
+    path = tmp_path / "public.yaml"
+    path.write_text(yaml.safe_dump({"games": {"big2-public": run}}))
+    params = strong.load_strong_params(path)
+    runs, reports = tmp_path / "runs", tmp_path / "reports"
+    strong.train_game("big2-public", params, runs=runs, track=False)
+    c = strong.curve("big2-public", params, runs=runs, reports=reports, workers=1)
+    assert c["rules"] == "charlesworth" and not c["not_run"]
+    assert c["points"][-1]["charlesworth"]["all"]["games"] == 8
+    f = strong.final("big2-public", params, runs=runs, reports=reports, workers=1)
+    pub = f["matches"]["charlesworth"]["all"]
+    assert pub["games"] == 12 and pub["mean_reward_low"] < pub["mean_reward"] < pub["mean_reward_high"]
+    md = strong.report(params, reports=reports).read_text()
+    assert "## big2-public (`charlesworth` rules, dmc, self-play)" in md
+    assert "points per game above 0 against three public agents" in md and ">= 0.40 against three" not in md
+    assert "| charlesworth all | heuristic all | charlesworth points | heuristic points |" in md
+
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path / "no-external"))  # a clone with no ../shared
+    c = strong.curve("big2-public", params, runs=runs, reports=reports, workers=1)
+    f = strong.final("big2-public", params, runs=runs, reports=reports, workers=1)
+    assert "charlesworth" not in c["points"][-1] and "heuristic" in c["points"][-1]
+    assert set(f["matches"]) == {"random"} and "weights are missing" in f["not_run"]["charlesworth"]
+    md = strong.report(params, reports=reports).read_text()
+    assert "| charlesworth | | not run here: the public agent's weights are missing" in md
+    assert "points per game above 0 against three public agents (the DMC anchor +1.84) | not measured" in md
+
+
+def test_the_report_stage_reads_every_run_of_the_params() -> None:
+    """``report`` depends on each run's curve and final evaluation: a run added to the params and not
+    to the stage's deps would leave the report stale."""
+    deps = yaml.safe_load((Path(strong.__file__).parents[1] / "strong" / "dvc.yaml").read_text())[
+        "stages"]["report"]["deps"]
+    for run in strong.load_strong_params():
+        assert {f"reports/strong/{run}/curve.json", f"reports/strong/{run}/final.json"} <= set(deps), run
