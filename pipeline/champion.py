@@ -47,6 +47,7 @@ import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.agents.runner import load_deal_seeds
+from pipeline.external import external_missing
 
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
@@ -176,18 +177,6 @@ def _base_params(raw: Any, workers: Any, path: str | Path) -> dict[str, Any]:
     except (TypeError, ValueError) as e:
         raise ChampionParamsError(f"{path}: base: {e}") from None
     return dict(raw)
-
-
-def external_missing(spec: str) -> str | None:
-    """Why an agent spec cannot be built here for want of outside data (the public agent's
-    weights: the agent itself, or a search whose rollouts play its network), or None."""
-    from climbrl.paths import public_agent_missing
-
-    name, _, arg = spec.partition(":")
-    knobs = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in arg.split(","))}
-    needs = name.strip() == "charlesworth" or (name.strip() == "search" and "charlesworth" in (
-        knobs.get("rollout"), knobs.get("own")))
-    return public_agent_missing() if needs else None
 
 
 def _checkpoints(spec: str) -> list[Path]:

@@ -102,7 +102,7 @@ def _verdict(x: dict[str, Any], t: Target) -> str:
 
 def _opponents(names: list[str]) -> tuple[list[str], dict[str, str]]:
     """The opponents that can be played here, and why each other one cannot (outside data missing)."""
-    from pipeline.champion import external_missing
+    from pipeline.external import external_missing
 
     why = {o: r for o in names if (r := external_missing(o))}
     return [o for o in names if o not in why], why
