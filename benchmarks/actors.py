@@ -8,7 +8,9 @@ self-play decisions per second (every seat's decisions over the playing time, sh
 weights to the actors and their rollouts back included; with ``--lag``, actor_lag runs too, whose
 playing time is only the time the update waited for the games), the update time, and the epoch
 rate and ``decisions_per_s_overall`` (over playing and updating: the numbers that actor_lag can
-improve, and the only ones comparable between lagged and synchronous runs);
+improve, and the only ones comparable between lagged and synchronous runs), and the CPU seconds
+per million learned decisions (the training process's CPU time and its actors', playing and
+updating: what a decision costs whatever the actor count; issue 25's measure);
 the first epoch is left out of the rates (it includes starting the actor processes). The
 machine's load average is recorded before and after each run (``os.getloadavg``): on a shared
 machine other work competes for the cores, and the numbers mean little without it.
@@ -46,11 +48,13 @@ def measure(game: str, algo: str, actors: int, epochs: int, games: int, hidden: 
     play = sum(r["play_seconds"] for r in timed)
     update = sum(r["update_seconds"] for r in timed)
     decisions = sum(r["decisions"] for r in timed)
+    cpu = sum(r["cpu_seconds"] for r in timed)  # the training process's and its actors' CPU time
     return {"game": game, "algo": algo, "actors": actors, "actor_lag": lag, "device": device,
             "epochs_timed": len(timed),
             "games_per_epoch": games,
             "hidden": hidden, "decisions": decisions, "decisions_per_s": decisions / play,
             "decisions_per_s_overall": decisions / (play + update),
+            "cpu_seconds_per_million_decisions": 1e6 * cpu / decisions,
             "play_seconds": play, "update_seconds": update, "epochs_per_min": 60 * len(timed) / (play + update),
             "first_epoch_seconds": hist[0]["play_seconds"] + hist[0]["update_seconds"],
             "load_before": load_before, "load_after": os.getloadavg()}
@@ -83,7 +87,8 @@ def main() -> None:
                 print(f"{game} {algo} actors={n}{' lag' if lag else ''}: {r['decisions_per_s']:.0f} decisions/s "
                       f"(x{r['speedup_vs_first']:.2f}), {r['decisions_per_s_overall']:.0f} with the updates, "
                       f"play {r['play_seconds']:.1f} s, update {r['update_seconds']:.1f} s, "
-                      f"{r['epochs_per_min']:.1f} epochs/min, load "
+                      f"{r['epochs_per_min']:.1f} epochs/min, "
+                      f"{r['cpu_seconds_per_million_decisions']:.0f} CPU-s per million decisions, load "
                       f"{r['load_before'][0]:.1f} -> {r['load_after'][0]:.1f}", flush=True)
                 write(args.out, rows)  # after every run: a run stopped at a time limit keeps the rows so far
 

@@ -170,6 +170,10 @@ class TrainConfig:
     encoder: str = ""
     """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+handsplit``, its move
     vectors plus hand-split features, :mod:`climbrl.encoders.doudizhu_handsplit`)."""
+    lstm: int = 0
+    """The size of an LSTM over the encoder's history sequence (DouZero's: 128, with
+    ``encoder=doudizhu+history``, whose last 15 plays it reads in 5 steps); 0: none, the MLP reads
+    every state column as it is. Only with an encoder that has a sequence."""
     bidding: str = "policy"
     """Who makes the auction decisions of the learner's seats (rules with an auction only):
     ``policy`` (the play network), ``rule`` (the heuristic's hand-strength bid) or ``learned``
@@ -276,6 +280,14 @@ def _validate_ddz_additions(c: TrainConfig) -> None:
 
     if c.encoder and c.encoder not in encoder_names(c.game):
         _fail("encoder", f"unknown {c.game} encoder {c.encoder!r} (encoders: {', '.join(encoder_names(c.game))})")
+    if isinstance(c.lstm, bool) or not isinstance(c.lstm, int) or c.lstm < 0:
+        _fail("lstm", f"must be an integer >= 0, got {c.lstm!r}")
+    if c.lstm:
+        from climbrl.encoders import make_encoder
+
+        if not make_encoder(c.game, c.encoder).sequence:
+            _fail("lstm", f"the encoder {c.encoder or c.game.partition(':')[0]!r} has no history sequence for an LSTM "
+                          f"to read (Dou Dizhu: encoder=doudizhu+history)")
     if c.bidding not in BIDDING:
         _fail("bidding", f"must be one of {', '.join(BIDDING)}, got {c.bidding!r}")
     if c.bidding != "policy" and not has_auction(c.game, c.rules):

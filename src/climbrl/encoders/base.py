@@ -78,6 +78,10 @@ class Encoder(Protocol):
     (one-hot over these columns); empty for a game without roles."""
     reward_terms: tuple[str, ...]
     """The :class:`RewardTerms` this game defines (the others are refused)."""
+    sequence: tuple[int, ...]
+    """``(start, steps, width)``: the state columns ``start .. start + steps x width`` hold a
+    sequence of ``steps`` rows of ``width`` (oldest first) that a network may read with an LSTM
+    (``lstm`` in the training config); empty for an encoder without one."""
 
     def encode(self, decisions: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states [B, state_dim], moves [R, move_dim], offsets [B + 1]), float32 / int64."""
@@ -122,6 +126,7 @@ class RecordedEncoder:
     roles: tuple[str, ...] = ("player",)
     role_columns: tuple[int, ...] = ()
     reward_terms: tuple[str, ...] = ()
+    sequence: tuple[int, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         return describe(self)

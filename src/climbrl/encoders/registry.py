@@ -7,7 +7,8 @@ from climbrl.encoders.base import RENAMED, Encoder, EncoderError
 
 ENCODERS = ("big2", "doudizhu")
 """The games with an encoder (each game's default encoder has the game's name)."""
-GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"), "doudizhu": ("doudizhu", "doudizhu+handsplit")}
+GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"),
+                 "doudizhu": ("doudizhu", "doudizhu+handsplit", "doudizhu+history")}
 """Every encoder of each game, its default first."""
 
 
@@ -37,6 +38,10 @@ def make_encoder(game: str, name: str = "") -> Encoder:
         from climbrl.encoders.doudizhu_handsplit import DdzHandSplitEncoder
 
         return DdzHandSplitEncoder()
+    if name == "doudizhu+history":
+        from climbrl.encoders.doudizhu_history import DdzHistoryEncoder
+
+        return DdzHistoryEncoder()
     from climbrl.encoders.doudizhu import DdzEncoder
 
     return DdzEncoder()

@@ -45,11 +45,13 @@ class Learner(TrainableState):
         # single network of before, built by the same draws. Drawn on the CPU from the
         # generator, then moved: the same initial weights on any device.
         self.device = resolve_device(cfg.device)
-        roles = ({"roles": self.encoder.roles, "role_columns": self.encoder.role_columns} if cfg.role_networks
-                 else {})
+        shape: dict = ({"roles": self.encoder.roles, "role_columns": self.encoder.role_columns} if cfg.role_networks
+                       else {})
+        if cfg.lstm:  # the history LSTM (learn.network.ActionInNet) over the encoder's sequence
+            shape.update(lstm=cfg.lstm, sequence=self.encoder.sequence)
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
                             value_head=self.value_head, dueling=self.dueling, generator=self.generator,
-                            n_actions=getattr(self.encoder, "n_actions", 0), **roles).to(self.device)
+                            n_actions=getattr(self.encoder, "n_actions", 0), **shape).to(self.device)
         if cfg.init_policy:
             self._load_init_policy(cfg.init_policy)
         self.opt = make_optimizer(cfg, self.net.parameters())

@@ -32,12 +32,28 @@ class ActionInNet(nn.Module):
     them; the network knows no game)."""
 
     def __init__(self, state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False,
-                 dueling: bool = False, generator: torch.Generator | None = None) -> None:
+                 dueling: bool = False, generator: torch.Generator | None = None, lstm: int = 0,
+                 sequence: tuple[int, ...] | list[int] = ()) -> None:
+        """``lstm`` > 0: an LSTM of that size reads the state's ``sequence`` (``(start, steps,
+        width)``, the encoder's :attr:`~climbrl.encoders.base.Encoder.sequence`) and its last
+        output replaces those columns in the input of the first layer and of the value head
+        (DouZero's history LSTM); its weights are drawn from ``generator`` after the others."""
         super().__init__()
         self.hidden = hidden
         self.state_dim = state_dim
         self.move_dim = move_dim
-        self.state_in = linear(state_dim, hidden, generator)
+        self.lstm_size = lstm
+        self.sequence = tuple(int(x) for x in sequence) if lstm else ()
+        if lstm:
+            if lstm < 1 or len(self.sequence) != 3 or self.sequence[0] < 0 or min(self.sequence[1:]) < 1 \
+                    or self.sequence[0] + self.sequence[1] * self.sequence[2] > state_dim:
+                raise ValueError(f"an LSTM needs a sequence (start, steps, width) inside the state vector "
+                                 f"(size {state_dim}), got lstm={lstm!r}, sequence={tuple(sequence)!r}")
+            start, steps, width = self.sequence
+            in_dim = state_dim - steps * width + lstm
+        else:
+            in_dim = state_dim
+        self.state_in = linear(in_dim, hidden, generator)
         self.move_in = linear(move_dim, hidden, generator, bias=False)
         self.fc2 = linear(hidden, hidden, generator)
         self.out = linear(hidden, 1, generator)
@@ -45,18 +61,33 @@ class ActionInNet(nn.Module):
         self.has_value = value_head or dueling
         if self.has_value:
             self.value_net = nn.Sequential(
-                linear(state_dim, hidden, generator), nn.ReLU(), linear(hidden, hidden, generator), nn.ReLU(),
+                linear(in_dim, hidden, generator), nn.ReLU(), linear(hidden, hidden, generator), nn.ReLU(),
                 linear(hidden, 1, generator),
             )
+        if lstm:
+            self.lstm = seeded_lstm(self.sequence[2], lstm, generator)
 
     def config(self) -> dict:
-        return {"state_dim": self.state_dim, "move_dim": self.move_dim, "hidden": self.hidden,
-                "value_head": self.has_value and not self.dueling,
-                "dueling": self.dueling}
+        cfg = {"state_dim": self.state_dim, "move_dim": self.move_dim, "hidden": self.hidden,
+               "value_head": self.has_value and not self.dueling,
+               "dueling": self.dueling}
+        if self.lstm_size:  # absent without one: the configs recorded before LSTMs existed stay equal
+            cfg.update(lstm=self.lstm_size, sequence=list(self.sequence))
+        return cfg
+
+    def features(self, states: torch.Tensor) -> torch.Tensor:
+        """The first layer's input: the state, its sequence read by the LSTM when there is one."""
+        if not self.lstm_size:
+            return states
+        start, steps, width = self.sequence
+        end = start + steps * width
+        seq = states[:, start:end].reshape(states.shape[0], steps, width)
+        _, (h, _) = self.lstm(seq)
+        return torch.cat([states[:, :start], states[:, end:], h[-1]], dim=1)
 
     def forward(self, states: torch.Tensor, moves: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:
         """One score per legal move; ``seg[i]`` is the decision (row of ``states``) of move ``i``."""
-        h = torch.relu(self.state_in(states)[seg] + self.move_in(moves))
+        h = torch.relu(self.state_in(self.features(states))[seg] + self.move_in(moves))
         scores = self.out(torch.relu(self.fc2(h))).squeeze(-1)
         if self.dueling:
             n = states.shape[0]
@@ -67,7 +98,7 @@ class ActionInNet(nn.Module):
     def value(self, states: torch.Tensor) -> torch.Tensor:
         if not self.has_value:
             raise RuntimeError("this network has no value head")
-        return self.value_net(states).squeeze(-1)
+        return self.value_net(self.features(states)).squeeze(-1)
 
 
 class RoleNets(nn.Module):
@@ -82,7 +113,8 @@ class RoleNets(nn.Module):
 
     def __init__(self, state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False,
                  dueling: bool = False, generator: torch.Generator | None = None,
-                 roles: tuple[str, ...] | list[str] = (), role_columns: tuple[int, ...] | list[int] = ()) -> None:
+                 roles: tuple[str, ...] | list[str] = (), role_columns: tuple[int, ...] | list[int] = (),
+                 lstm: int = 0, sequence: tuple[int, ...] | list[int] = ()) -> None:
         super().__init__()
         if len(roles) < 2 or len(roles) != len(role_columns):
             raise ValueError(f"role networks need two roles or more, one state column each; got roles {roles!r}, "
@@ -92,7 +124,8 @@ class RoleNets(nn.Module):
         self.roles = tuple(str(r) for r in roles)
         self.role_columns = tuple(int(c) for c in role_columns)
         self.nets = nn.ModuleList(ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling,
-                                              generator=generator) for _ in self.roles)
+                                              generator=generator, lstm=lstm, sequence=sequence)
+                                  for _ in self.roles)
         self.register_buffer("columns", torch.tensor(self.role_columns, dtype=torch.int64), persistent=False)
         first = self.nets[0]
         self.hidden, self.state_dim, self.move_dim = hidden, state_dim, move_dim
@@ -199,19 +232,24 @@ class ActionHeadNet(nn.Module):
 def make_net(state_dim: int, move_dim: int, hidden: int = 512, value_head: bool = False, dueling: bool = False,
              generator: torch.Generator | None = None, roles: tuple[str, ...] | list[str] | None = None,
              role_columns: tuple[int, ...] | list[int] | None = None, n_actions: int = 0,
-             hidden2: int = 0) -> ActionInNet | RoleNets | ActionHeadNet:
+             hidden2: int = 0, lstm: int = 0,
+             sequence: tuple[int, ...] | list[int] = ()) -> ActionInNet | RoleNets | ActionHeadNet:
     """The network of a ``config()`` dict: :class:`ActionHeadNet` when it names a fixed action
     space (``n_actions``), :class:`RoleNets` when it names roles, else one :class:`ActionInNet`
-    (a ``net_config`` recorded before role networks existed has no roles)."""
+    (a ``net_config`` recorded before role networks existed has no roles); ``lstm``/``sequence``:
+    the history LSTM of :class:`ActionInNet` (each role network has its own)."""
     if n_actions:
         if roles:
             raise ValueError("role networks of an action-head network are not supported")
+        if lstm:
+            raise ValueError("an action-head network has no LSTM")
         return ActionHeadNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling,
                              generator=generator, n_actions=n_actions, hidden2=hidden2)
     if roles:
         return RoleNets(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator,
-                        roles=roles, role_columns=role_columns or ())
-    return ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator)
+                        roles=roles, role_columns=role_columns or (), lstm=lstm, sequence=sequence)
+    return ActionInNet(state_dim, move_dim, hidden, value_head=value_head, dueling=dueling, generator=generator,
+                       lstm=lstm, sequence=sequence)
 
 
 Net = ActionInNet | RoleNets | ActionHeadNet
@@ -227,6 +265,18 @@ def linear(n_in: int, n_out: int, generator: torch.Generator | None, bias: bool 
         if bias:
             bound = 1 / math.sqrt(n_in)
             nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+    return layer
+
+
+def seeded_lstm(n_in: int, size: int, generator: torch.Generator | None) -> nn.LSTM:
+    """``nn.LSTM(n_in, size, batch_first=True)`` with its default initialisation (every weight
+    and bias uniform in +-1/sqrt(size)) drawn from ``generator``, parameter by parameter."""
+    # built on the meta device (no draw from torch's global stream), then given storage
+    layer = nn.LSTM(n_in, size, batch_first=True, device="meta").to_empty(device="cpu")
+    bound = 1 / math.sqrt(size)
+    with torch.no_grad():
+        for p in layer.parameters():
+            nn.init.uniform_(p, -bound, bound, generator=generator)
     return layer
 
 
