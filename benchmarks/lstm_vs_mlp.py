@@ -116,13 +116,13 @@ def main() -> int:
     arms = {}
     for arm in ARMS:
         mine = [r for r in runs if r["arm"] == arm]
+        by_seed = {o: [float(t.mean()) for t in tables[o][arm]] for o in opponents}
         arms[arm] = {"config": ARMS[arm],
                      "cpu_seconds_per_million_decisions": 1e6 * sum(r["cpu_seconds"] for r in mine)
                      / sum(r["decisions"] for r in mine),
-                     "win_rate": {o: {"by_seed": [float(t.mean()) for t in tables[o][arm]],
-                                      "mean": float(np.mean([t.mean() for t in tables[o][arm]])),
-                                      "sd": float(np.std([t.mean() for t in tables[o][arm]], ddof=1))
-                                      if len(seeds) > 1 else None} for o in opponents}}
+                     "win_rate": {o: {"by_seed": x, "mean": float(np.mean(x)),
+                                      "sd": float(np.std(x, ddof=1)) if len(x) > 1 else None}
+                                  for o, x in by_seed.items()}}
     out = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
            "rules": "douzero", "epochs": args.epochs, "games_per_epoch": 1000, "seeds": seeds, "decks": args.decks,

@@ -28,6 +28,7 @@ from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Rollout, collect
 from climbrl.learn.train import train
+from tests.resume import untimed
 
 GAMES = {"big2": "paper", "doudizhu": "rlcard"}
 
@@ -36,10 +37,6 @@ def small(algo: str, game: str = "big2", **kw):
     base = {"epochs": 2, "games_per_epoch": 8, "eval_every": 0, "hidden": 32, "minibatch_decisions": 64,
             "batch_size": 32, "updates_per_epoch": 5, "keep_policy_every": 0, "game": game, "rules": GAMES[game]}
     return train_config(algo, **{**base, **kw})
-
-
-def numbers(history: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in history]
 
 
 def weights(path) -> dict[str, torch.Tensor]:
@@ -86,7 +83,7 @@ def test_slices_played_apart_give_the_rollout_of_one_batch(kw: dict) -> None:
                                        ("sarsa", "doudizhu"), ("qlearning", "big2")])
 def test_value_learner_numbers_do_not_depend_on_the_actor_count(tmp_path, algo: str, game: str) -> None:
     runs = [train(small(algo, game, actors=n), tmp_path / str(n), progress=False) for n in (1, 2)]
-    assert numbers(runs[0]["history"]) == numbers(runs[1]["history"])
+    assert untimed(runs[0]["history"]) == untimed(runs[1]["history"])
     a, b = weights(tmp_path / "1" / "policy.pt"), weights(tmp_path / "2" / "policy.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -94,7 +91,7 @@ def test_value_learner_numbers_do_not_depend_on_the_actor_count(tmp_path, algo: 
 @pytest.mark.parametrize("game", ["big2", "doudizhu"])
 def test_ppo_with_actors_plays_the_same_games(tmp_path, game: str) -> None:
     """Same games, decisions and returns; the losses agree up to the rounding of the batch sizes."""
-    runs = [numbers(train(small("ppo", game, actors=n), tmp_path / str(n), progress=False)["history"])
+    runs = [untimed(train(small("ppo", game, actors=n), tmp_path / str(n), progress=False)["history"])
             for n in (1, 2)]
     for one, two in zip(*runs, strict=True):
         assert one.keys() == two.keys()
@@ -112,7 +109,7 @@ def test_a_fixed_actor_count_reproduces_and_resumes_exactly(tmp_path) -> None:
     train(small("ppo", epochs=2, actors=2, curriculum="opponent_pool", snapshot_every=8), tmp_path / "b",
           progress=False)
     resumed = train(cfg, tmp_path / "b", resume=True, progress=False)
-    assert numbers(resumed["history"]) == numbers(straight["history"])
+    assert untimed(resumed["history"]) == untimed(straight["history"])
     a, b = weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -152,7 +149,7 @@ def test_cuda_without_a_gpu_is_a_clear_error_and_auto_falls_back(tmp_path, monke
     assert not (tmp_path / "cuda").exists()
     cpu = train(small("ppo", epochs=1), tmp_path / "cpu", progress=False)
     auto = train(small("ppo", epochs=1, device="auto"), tmp_path / "auto", progress=False)
-    assert numbers(auto["history"]) == numbers(cpu["history"])
+    assert untimed(auto["history"]) == untimed(cpu["history"])
 
 
 def test_checkpoints_hold_cpu_tensors_whatever_the_device(tmp_path) -> None:
@@ -188,11 +185,11 @@ def test_actor_lag_plays_with_the_previous_weights_and_resumes_exactly(tmp_path)
     lagged = small("ppo", epochs=3, actors=2, actor_lag=True)
     straight = train(lagged, tmp_path / "a", progress=False)["history"]
     sync = train(small("ppo", epochs=3, actors=2), tmp_path / "s", progress=False)["history"]
-    assert numbers(straight)[0] == numbers(sync)[0]
-    assert numbers(straight)[1] != numbers(sync)[1]
+    assert untimed(straight)[0] == untimed(sync)[0]
+    assert untimed(straight)[1] != untimed(sync)[1]
     train(small("ppo", epochs=1, actors=2, actor_lag=True), tmp_path / "b", progress=False)
     resumed = train(lagged, tmp_path / "b", resume=True, progress=False)["history"]
-    assert numbers(resumed) == numbers(straight)
+    assert untimed(resumed) == untimed(straight)
     a, b = weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
 

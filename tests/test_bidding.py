@@ -26,6 +26,7 @@ from climbrl.learn.registry import make_learner
 from climbrl.learn.specs import make_agent
 from climbrl.learn.train import BidRouting, run_epoch
 from climbrl.training import train
+from tests.resume import untimed
 
 GAME = DdzGame("standard")
 
@@ -134,11 +135,7 @@ def test_training_runs_resume_and_policy_files_bid_with_their_model(tmp_path, bi
     straight = train(cfg, tmp_path / "a", progress=False)
     train(small(bidding=bidding, epochs=1), tmp_path / "b", progress=False)
     resumed = train(cfg, tmp_path / "b", resume=True, progress=False)
-
-    def strip(h):
-        return [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in h]
-
-    assert strip(resumed["history"]) == strip(straight["history"])
+    assert untimed(resumed["history"]) == untimed(straight["history"])
     if bidding == "learned":
         assert all(r["loss/bid_decisions"] > 0 for r in straight["history"])
         a = ckpt.load(tmp_path / "a" / "checkpoint.pt")["bidder"]["net"]

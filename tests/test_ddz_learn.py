@@ -23,6 +23,7 @@ from climbrl.learn.rollout import Collector
 from climbrl.learn.specs import make_agent
 from climbrl.learn.train import reward_terms
 from climbrl.training import train
+from tests.resume import untimed
 
 ENC = make_encoder("doudizhu")
 
@@ -125,10 +126,6 @@ def test_role_networks_save_load_and_play_as_a_checkpoint_agent(tmp_path) -> Non
         ckpt.load_network(tmp_path / "bad.pt")
 
 
-def _strip(history: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in history]
-
-
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_role_networks_train_and_resume(tmp_path, algo: str) -> None:
     """Both resume exactly (DQN's checkpoint holds its replay buffer); DQN's frozen snapshots of
@@ -147,7 +144,7 @@ def test_role_networks_train_and_resume(tmp_path, algo: str) -> None:
     b, _, _ = ckpt.load_network(tmp_path / "b" / "policy.pt")
     assert isinstance(a, RoleNets) and isinstance(b, RoleNets)
     same = [torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True)]
-    assert _strip(resumed["history"]) == _strip(straight["history"]) and all(same)
+    assert untimed(resumed["history"]) == untimed(straight["history"]) and all(same)
     if algo == "dqn":
         snaps = ckpt.load(tmp_path / "b" / "checkpoint.pt")["curriculum"]["snapshots"]  # start + 1 per epoch
         assert len(snaps) == 4 and all(k.startswith("nets.") for k in snaps[0])

@@ -15,7 +15,7 @@ from climbrl.learn.mcq import MCQ
 from climbrl.learn.network import RoleNets
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Rollout
-from climbrl.training import train
+from tests.resume import straight_and_resumed, untimed
 
 TINY = {"games_per_epoch": 6, "eval_every": 0, "hidden": 16, "minibatch_decisions": 64, "keep_policy_every": 0}
 
@@ -51,12 +51,8 @@ def test_the_target_is_each_seats_undiscounted_return_of_the_episode() -> None:
 @pytest.mark.parametrize(("game", "rules"), [("doudizhu", "douzero"), ("big2", "paper")])
 def test_a_tiny_dmc_run_trains_resumes_exactly_and_plays(tmp_path, game: str, rules: str) -> None:
     kw = {**TINY, "game": game, "rules": rules}
-    straight = train(train_config("dmc", epochs=3, **kw), tmp_path / "a", progress=False)
-    train(train_config("dmc", epochs=2, **kw), tmp_path / "b", progress=False)
-    resumed = train(train_config("dmc", epochs=3, **kw), tmp_path / "b", resume=True, progress=False)
-    strip = [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in straight["history"]]
-    assert strip == [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k}
-                     for r in resumed["history"]]
+    straight, resumed = straight_and_resumed(lambda n: train_config("dmc", epochs=n, **kw), tmp_path)
+    assert untimed(straight["history"]) == untimed(resumed["history"])
     a, _, _ = ckpt.load_network(tmp_path / "a" / "policy.pt")
     b, _, _ = ckpt.load_network(tmp_path / "b" / "policy.pt")
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))

@@ -27,6 +27,7 @@ from climbrl.config import train_config
 from climbrl.learn import checkpoint as ckpt
 from climbrl.learn.train import train
 from climbrl.learn.trainable import TrainingDiverged
+from tests.resume import untimed
 from tests.study_params import write_tiny_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +140,7 @@ def small(algo: str, **kw):
 def metrics(run: Path) -> list[dict[str, str]]:
     """metrics.csv's rows without the timings."""
     with open(run / "metrics.csv", newline="") as f:
-        return [{k: v for k, v in row.items() if "seconds" not in k and "per_s" not in k} for row in csv.DictReader(f)]
+        return untimed(csv.DictReader(f))
 
 
 def policy(run: Path) -> dict[str, torch.Tensor]:

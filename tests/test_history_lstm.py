@@ -23,6 +23,7 @@ from climbrl.learn.network import ActionInNet, RoleNets, make_net
 from climbrl.learn.registry import make_learner
 from climbrl.training import train
 from tests.random_play import play_prefix
+from tests.resume import straight_and_resumed, untimed
 from tests.test_encoder_doudizhu import GAMES, _with_opponents_resplit
 
 ENC = DdzHistoryEncoder()
@@ -122,12 +123,8 @@ def test_bad_lstm_settings_are_refused() -> None:
 
 
 def test_a_tiny_lstm_dmc_run_resumes_exactly_loads_and_plays_with_two_actors(tmp_path) -> None:
-    straight = train(train_config("dmc", epochs=3, **TINY), tmp_path / "a", progress=False)
-    train(train_config("dmc", epochs=2, **TINY), tmp_path / "b", progress=False)
-    resumed = train(train_config("dmc", epochs=3, **TINY), tmp_path / "b", resume=True, progress=False)
-    strip = [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in straight["history"]]
-    assert strip == [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k}
-                     for r in resumed["history"]]
+    straight, resumed = straight_and_resumed(lambda n: train_config("dmc", epochs=n, **TINY), tmp_path)
+    assert untimed(straight["history"]) == untimed(resumed["history"])
     net, _, enc = ckpt.load_network(tmp_path / "a" / "policy.pt", game="doudizhu")
     assert isinstance(net, RoleNets) and isinstance(enc, DdzHistoryEncoder)
     assert net.config()["lstm"] == 8 and all(hasattr(n, "lstm") for n in net.nets)

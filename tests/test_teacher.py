@@ -17,6 +17,7 @@ from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import collect
 from climbrl.learn.specs import make_agent
 from climbrl.training import train
+from tests.resume import straight_and_resumed, untimed
 
 TINY = {"game": "doudizhu", "rules": "douzero", "games_per_epoch": 6, "eval_every": 0, "hidden": 16,
         "minibatch_decisions": 64, "keep_policy_every": 0}
@@ -89,14 +90,8 @@ def test_a_partial_share_mixes_the_teacher_and_the_network() -> None:
 
 def test_a_teacher_run_resumes_exactly_and_actors_play_the_same_games(tmp_path) -> None:
     kw = {**TINY, "teacher": "heuristic", "teacher_share": 1.0, "teacher_decay_steps": 5000}  # active throughout
-    straight = train(train_config("dmc", epochs=3, **kw), tmp_path / "a", progress=False)
-    train(train_config("dmc", epochs=2, **kw), tmp_path / "b", progress=False)
-    resumed = train(train_config("dmc", epochs=3, **kw), tmp_path / "b", resume=True, progress=False)
-
-    def strip(rows):
-        return [{k: v for k, v in r.items() if "seconds" not in k and "per_s" not in k} for r in rows]
-
-    assert strip(straight["history"]) == strip(resumed["history"])
+    straight, resumed = straight_and_resumed(lambda n: train_config("dmc", epochs=n, **kw), tmp_path)
+    assert untimed(straight["history"]) == untimed(resumed["history"])
     two = train(train_config("dmc", epochs=3, actors=2, **kw), tmp_path / "c", progress=False)
     # the same games (decision counts); the losses agree up to the batch-size rounding of actors
     assert [r["learner_decisions"] for r in two["history"]] == [r["learner_decisions"]

@@ -49,7 +49,7 @@ class ActionInNet(nn.Module):
                     or self.sequence[0] + self.sequence[1] * self.sequence[2] > state_dim:
                 raise ValueError(f"an LSTM needs a sequence (start, steps, width) inside the state vector "
                                  f"(size {state_dim}), got lstm={lstm!r}, sequence={tuple(sequence)!r}")
-            start, steps, width = self.sequence
+            _, steps, width = self.sequence
             in_dim = state_dim - steps * width + lstm
         else:
             in_dim = state_dim
