@@ -10,8 +10,9 @@ the database asks for its password; MLflow's and Prefect's servers have no authe
 
 from __future__ import annotations
 
-import ipaddress
 import socket
+
+from climbrl.cluster import is_loopback  # noqa: F401 (the servers' and the tests' name for it)
 
 LOOPBACK = "127.0.0.1"
 ANY = ("0.0.0.0", "*", "::")
@@ -32,15 +33,6 @@ def free_port(host: str = LOOPBACK) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def url_host(host: str) -> str:

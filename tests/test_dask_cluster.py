@@ -14,13 +14,14 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.dask_procs import tls_cluster, worker_names
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNERS = ("ppo", "qlearning")
@@ -73,18 +74,6 @@ def _outputs(root: Path) -> dict:
             "curves": {a: (root / "reports" / "curves" / f"{a}.csv").read_text() for a in LEARNERS},
             "tournament": (root / "reports" / "tournament.json").read_text(),
             "behaviour": (root / "reports" / "behaviour" / "behaviour.json").read_text()}
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 @pytest.mark.parametrize("target", ["ppo", "qlearning"])  # both resumed from the checkpoint
@@ -164,51 +153,17 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
                     started: float, target: str, track: bool) -> dict:
     """A scheduler, two workers and the study flow as processes; one worker SIGKILLed in the
     middle of a training task."""
-    import distributed
     import psutil
-    from pipeline.dask_tls import make_certificates, security
 
-    tls = make_certificates(tmp_path / "tls")  # the cluster's TLS files, as the README's recipe makes them
-    tls_args = ["--tls-ca-file", str(tls["ca"]), "--tls-cert", str(tls["cert"]), "--tls-key", str(tls["key"])]
-    sched_file = tmp_path / "scheduler.json"
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    procs: list[subprocess.Popen] = []
-    client = None
-
-    def start(name: str, args: list[str], cwd: Path = elsewhere, extra: dict | None = None) -> subprocess.Popen:
-        with open(logs / f"{name}.log", "w") as log:  # the child keeps its own descriptor
-            p = subprocess.Popen(args, cwd=cwd, env={**env, **(extra or {})}, stdout=log, stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p
-
-    def log(name: str) -> str:
-        return (logs / f"{name}.log").read_text()
-
-    dask = str(Path(sys.executable).with_name("dask"))
-    try:
-        start("scheduler", [dask, "scheduler", "--protocol", "tls", "--host", "127.0.0.1", "--port", "0",
-                            "--no-dashboard", "--scheduler-file", str(sched_file), *tls_args])
-        deadline = time.monotonic() + 60
-        while not sched_file.exists():
-            assert time.monotonic() < deadline, log("scheduler")
-            time.sleep(0.2)
-        # no nanny: a killed worker stays dead (a lost machine) and the scheduler reschedules its
-        # task on the other worker; the workers run in a folder of their own, not the project's
-        workers = {n: start(n, [dask, "worker", "--scheduler-file", str(sched_file), "--nthreads", "1",
-                                "--nworkers", "1", "--no-nanny", "--no-dashboard", "--name", n,
-                                "--host", "127.0.0.1", "--local-directory", str(elsewhere / n), *tls_args])
-                   for n in ("w0", "w1")}
-        client = distributed.Client(scheduler_file=str(sched_file), timeout=60, security=security(tmp_path / "tls"))
-        assert client.scheduler.address.startswith("tls://127.0.0.1:")
-        client.wait_for_workers(2, timeout=60)
+    with tls_cluster(tmp_path, env, elsewhere) as cluster, contextlib.closing(cluster.client()) as client:
+        workers, log = cluster.workers, cluster.log
         cluster_up = time.perf_counter() - started
 
         # the study (python -m pipeline study) in a process of its own: only it sees CLIMBRL_DASK_ADDRESS
-        flow_proc = start("flow", [sys.executable, "-m", "pipeline", "study", *([] if track else ["--no-track"])],
-                          cwd=project,
-                          extra={"CLIMBRL_DASK_ADDRESS": client.scheduler.address,
-                                 "CLIMBRL_DASK_TLS": str(tmp_path / "tls")})
+        flow_proc = cluster.start("flow", [sys.executable, "-m", "pipeline", "study",
+                                           *([] if track else ["--no-track"])], project,
+                                  {**env, "CLIMBRL_DASK_ADDRESS": client.scheduler.address,
+                                   "CLIMBRL_DASK_TLS": str(cluster.tls)})
 
         # the moment: a worker runs a training task whose first epoch's checkpoint is written (the
         # second epoch still to come): SIGKILL that worker. The worker is found through the
@@ -221,7 +176,7 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
             assert flow_proc.poll() is None, log("flow")
             assert time.monotonic() < deadline, "no training task seen on a worker"
             training = {w: a for w, a in client.run(_training_learner).items() if a}
-            names = _worker_names(client)
+            names = worker_names(client)
             victim = next((names[addr] for addr, a in training.items() if a == target), None)
             time.sleep(0.05)
         algo, proc = target, workers[victim]
@@ -252,14 +207,10 @@ def _run_on_cluster(env: dict[str, str], tmp_path: Path, project: Path, elsewher
         assert _epochs_done(project / "runs" / algo) == 2
         # resumed from the checkpoint (Q-learning's with its replay buffer): the first epoch was not trained again
         assert first.stat().st_mtime_ns == first_written
-        assert list(_worker_names(client).values()) == [
+        assert list(worker_names(client).values()) == [
             n for n in workers if n != victim]  # the killed worker did not come back: the other one ran the retry
         return {"cluster_up": cluster_up, "victim": victim, "algo": algo, "killed_at": killed_at,
                 "done": time.perf_counter() - started}
-    finally:
-        if client is not None:
-            client.close()
-        _stop(procs)
 
 
 def _check_tracking(uri: str, project: Path) -> None:
@@ -295,13 +246,6 @@ def _training_learner(dask_worker) -> str | None:
         if str(ts.key).startswith("train_task-"):
             return (getattr(ts.run_spec, "kwargs", {}).get("parameters") or {}).get("algo")
     return None
-
-
-def _worker_names(client) -> dict[str, str]:
-    """{address: name} of the workers the scheduler holds now, asked of the scheduler itself.
-    (``client.scheduler_info()`` answers a failed query, e.g. a scheduler slowed by a loaded
-    machine, with the client's cached summary, whose worker list is empty.)"""
-    return client.run_on_scheduler(lambda dask_scheduler: {a: ws.name for a, ws in dask_scheduler.workers.items()})
 
 
 def _epochs_done(run: Path) -> int:

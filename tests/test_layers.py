@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
     ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times",
-     "climbrl.yamlfile", "climbrl.outputs"),
+     "climbrl.yamlfile", "climbrl.outputs", "climbrl.cluster"),
     ("climbrl.games",),
     ("climbrl.agents",),
     ("climbrl.encoders",),

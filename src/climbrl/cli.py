@@ -338,7 +338,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         if algo != args.algo:
             raise CliError(f"{given['algo']} names learner {algo!r}, --algo names {args.algo!r}: give it once")
     for flag in ("game", "rules", "epochs", "games_per_epoch", "seed", "curriculum", "eval_every", "eval_games",
-                 "eval_workers", "actors", "device"):
+                 "eval_workers", "actors", "actor_cluster", "device"):
         key = flag
         if getattr(args, flag) is not None:
             values[key] = getattr(args, flag)
@@ -606,6 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--eval-workers", type=_positive, default=None)
     tr.add_argument("--actors", type=_positive, default=None,
                     help="processes that play the self-play games (default 1: in the training process)")
+    tr.add_argument("--actor-cluster", default=None, metavar="ADDRESS",
+                    help="a Dask scheduler (tls://HOST:PORT, its TLS files in CLIMBRL_DASK_TLS) whose workers play "
+                         "the actors' games")
     tr.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"),
                     help="where the updates and the policy's forward passes run (default cpu; auto: cuda if any)")
     tr.add_argument("--config", help="YAML mapping of train fields (e.g. Optuna's best parameters)")

@@ -138,6 +138,11 @@ class TrainConfig:
     """With actors: hand epoch e + 1's games to the actors before epoch e's update, so that they
     play while the training process updates, with the policy from before that update (one update
     stale: other numbers than the synchronous default, reproducible for a fixed ``actors``)."""
+    actor_cluster: str = ""
+    """With actors: a Dask scheduler's address (``tls://HOST:PORT``; its TLS files in
+    ``CLIMBRL_DASK_TLS``, :mod:`climbrl.cluster`) whose workers play the ``actors`` slices instead
+    of local processes (:mod:`climbrl.learn.dask_actors`): the same slices, the same numbers; a
+    worker lost in the middle of a slice has it played again on another."""
     device: str = "cpu"
     """Where the learner's updates and its policy's forward passes run: ``cpu``, ``cuda`` (an
     error without a CUDA GPU) or ``auto`` (cuda when one is available, else cpu). Checkpoints
@@ -409,6 +414,9 @@ def _validate(c: TrainConfig) -> None:
     if not isinstance(c.teacher, str) or (c.teacher and c.teacher.partition(":")[0] not in AGENT_NAMES):
         _fail("teacher", f"unknown agent {c.teacher!r}")
     _validate_ddz_additions(c)
+    if c.actor_cluster and c.actors < 2:
+        _fail("actor_cluster", f"needs actors >= 2 (the number of slices the cluster's workers play), "
+                               f"got actors={c.actors}")
     if c.actor_lag and c.actors < 2:
         _fail("actor_lag", f"needs actors >= 2 (the games are played in other processes while this one "
                            f"updates), got actors={c.actors}")

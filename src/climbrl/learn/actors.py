@@ -134,17 +134,25 @@ def play_slice(task: tuple) -> tuple[Rollout, int, float]:
     return rollout, decisions, time.process_time() - cpu
 
 
+def check_actors(n: int) -> None:
+    if n < 2:
+        raise ValueError(f"an actor pool needs at least 2 actors, got {n}")
+
+
 def _died(e: BaseException) -> ActorError:
     return ActorError(f"an actor process died while playing ({e}); the checkpoint holds the last "
                       "finished epoch: rerun with --resume (resume=True) to continue")
 
 
 class Pending:
-    """Games being played: on the actors (``futures``, one per slice) or already done (``done``)."""
+    """Games being played: on the actors (``futures``, one per slice) or already done (``done``);
+    ``lost``: the exceptions that say an actor died (a pool's own)."""
 
-    def __init__(self, futures: list[Future] | None = None, done: tuple[Rollout, int] | None = None) -> None:
+    def __init__(self, futures: list[Future] | None = None, done: tuple[Rollout, int] | None = None,
+                 lost: tuple[type[BaseException], ...] = (BrokenProcessPool,)) -> None:
         self.futures = futures or []
         self.done = done
+        self.lost = lost
         self.bid_batch: Any = None
         """The separate bid model's batch of these games (played in the training process only)."""
         self.actor_cpu_seconds = 0.0
@@ -156,7 +164,7 @@ class Pending:
         if self.done is None:
             try:
                 parts = [f.result() for f in self.futures]
-            except BrokenProcessPool as e:
+            except self.lost as e:
                 raise _died(e) from None
             self.done = Rollout.concat([p[0] for p in parts]), sum(p[1] for p in parts)
             self.actor_cpu_seconds = sum(p[2] for p in parts)
@@ -164,15 +172,21 @@ class Pending:
 
 
 class ActorPool:
-    """``n`` actor processes for the whole training run (started once; :meth:`close` ends them)."""
+    """``n`` actor processes for the whole training run (started once; :meth:`close` ends them).
+    :class:`climbrl.learn.dask_actors.DaskActorPool` plays the same slices on a Dask cluster."""
+
+    lost: tuple[type[BaseException], ...] = (BrokenProcessPool,)
+    """What a future raises when its actor died."""
 
     def __init__(self, n: int, game_name: str, device: str = "cpu") -> None:
-        if n < 2:
-            raise ValueError(f"an actor pool needs at least 2 actors, got {n}")
+        check_actors(n)
         self.n = n
         self.game_name = game_name
         self.device = device
         self.pool = ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"), initializer=worker_init)
+
+    def _submit(self, task: tuple) -> Future:
+        return self.pool.submit(play_slice, task)
 
     def submit(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
                learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
@@ -183,12 +197,12 @@ class ActorPool:
         try:
             for lo, hi in slices(len(seeds), self.n):
                 table, seats, learner_ix = pack(seatings[lo:hi], learner)
-                futures.append(self.pool.submit(play_slice, (
+                futures.append(self._submit((
                     self.game_name, table, seats, learner_ix, list(seeds[lo:hi]),
                     [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, terms, self.device)))
-        except BrokenProcessPool as e:
+        except self.lost as e:
             raise _died(e) from None
-        return Pending(futures)
+        return Pending(futures, lost=self.lost)
 
     def collect(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
                 learner: PolicyAgent, shaping: bool = False, card_score: bool = False,

@@ -34,14 +34,16 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or does not fit the run."""
 
 
-RESUMABLE = frozenset({"epochs", "eval_workers", "keep_policy_every"})
+RESUMABLE = frozenset({"epochs", "eval_workers", "keep_policy_every", "actor_cluster"})
 """Settings a run may change when it continues a checkpoint; every other one must be equal.
 
 ``epochs``: the budget; a run extends (or finishes) the same training. Not when prioritized
 replay is on: its beta anneals over the budget (see :mod:`climbrl.learn.replay_learner`), so
 the finished epochs followed another schedule. ``eval_workers``: a match's numbers are the same
 for any worker count (every game's deal and seat seeds are fixed before the games are split).
-``keep_policy_every``: only which policies are also copied to ``snapshots/``; no number moves."""
+``keep_policy_every``: only which policies are also copied to ``snapshots/``; no number moves.
+``actor_cluster``: where the actors' slices are played (local processes or a Dask cluster's
+workers); the slices and their numbers are the same."""
 
 
 #: Fields :class:`TrainConfig` had and no longer has, with the value under which a checkpoint that

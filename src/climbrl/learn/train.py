@@ -66,6 +66,18 @@ def reward_terms(cfg: TrainConfig) -> RewardTerms:
                        pass_penalty=cfg.reward_pass_penalty, gamma=cfg.gamma)
 
 
+def make_actors(cfg: TrainConfig, device: str) -> ActorPool | None:
+    """The run's actors (``cfg.actors``, ``cfg.actor_cluster``): none for one, else local
+    processes or a Dask cluster's workers."""
+    if cfg.actors < 2:
+        return None
+    if cfg.actor_cluster:
+        from climbrl.learn.dask_actors import DaskActorPool
+
+        return DaskActorPool(cfg.actors, cfg.game_name, cfg.actor_cluster)
+    return ActorPool(cfg.actors, cfg.game_name, device)
+
+
 def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: Curriculum, epoch: int,
                bids: BidRouting, actors: ActorPool | None = None) -> Pending:
     """Draw epoch ``epoch``'s seatings and seeds and play its games: here (done on return, the
@@ -242,7 +254,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         lag_state = state.get("lag")
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
-    actors = ActorPool(cfg.actors, cfg.game_name, str(learner.device)) if cfg.actors > 1 else None
+    actors = make_actors(cfg, str(learner.device))
     try:
         lag = None
         if cfg.actor_lag:
