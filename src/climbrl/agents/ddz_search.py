@@ -152,6 +152,23 @@ def rebuild(obs: Any, game: Any, hands: np.ndarray) -> Any:
     return state
 
 
+def keep_pass(d: Decision, cand: np.ndarray) -> np.ndarray:
+    """``cand`` with passing in its last place when passing is legal and not among them (and
+    there are two places or more): holding back is always worth scoring."""
+    if d.moves[0] == 0 and 0 not in cand and len(cand) >= 2:
+        cand[-1] = 0
+    return cand
+
+
+def rule_candidates(d: Decision, first: int, k: int) -> np.ndarray:
+    """The top ``k`` legal moves (indices into ``d.moves``) of a rule policy's ranking: its own
+    choice ``first``, then the other moves by the cards they shed (most first, ties in the legal
+    order), passing kept by :func:`keep_pass`."""
+    sizes = [d.game.move_size(m) for m in d.moves]
+    rest = sorted((i for i in range(len(d.moves)) if i != first), key=lambda i: (-sizes[i], i))
+    return keep_pass(d, np.array([first, *rest], dtype=np.int64)[:k].copy())
+
+
 def play_out(states: list[Any], policies: Sequence[Agent], seat: int, rngs: Sequence[Sequence[random.Random]]) -> None:
     """Play every state to its end in lockstep: ``policies[0]`` in ``seat``, ``policies[1]`` in
     the others; state ``i``'s seat ``p`` draws from ``rngs[i][p]``. One batched call per policy
@@ -213,18 +230,10 @@ class DdzSearchAgent(Agent):
 
     def candidates_of(self, d: Decision, rng: random.Random) -> np.ndarray:
         """Indices (into ``d.moves``) of the moves to score, best first (module docstring)."""
-        n = len(d.moves)
-        if self.ranker is not None:
-            order = np.argsort(-np.asarray(self.ranker(d), dtype=np.float64), kind="stable")
-        else:
-            first = self.policies[0].act(d, rng)
-            sizes = [d.game.move_size(m) for m in d.moves]
-            rest = sorted((i for i in range(n) if i != first), key=lambda i: (-sizes[i], i))
-            order = np.array([first, *rest], dtype=np.int64)
-        cand = order[:self.candidates].copy()
-        if d.moves[0] == 0 and 0 not in cand and len(cand) >= 2:
-            cand[-1] = 0
-        return cand
+        if self.ranker is None:
+            return rule_candidates(d, self.policies[0].act(d, rng), self.candidates)
+        order = np.argsort(-np.asarray(self.ranker(d), dtype=np.float64), kind="stable")
+        return keep_pass(d, order[:self.candidates].copy())
 
     def act(self, decision: Decision, rng: random.Random) -> int:
         d = decision
@@ -280,4 +289,5 @@ def parse_ddz_search_spec(spec: str, make_rule: Callable[[str], Agent], base_age
 
 
 __all__ = ["DdzSearchAgent", "parse_ddz_search_spec", "sample_hands", "deal_weights", "rebuild", "play_out",
+           "rule_candidates", "keep_pass",
            "known_cards", "unseen_cards", "VALUES", "RULE_POLICIES"]

@@ -8,7 +8,7 @@ from climbrl.encoders.base import RENAMED, Encoder, EncoderError
 ENCODERS = ("big2", "doudizhu")
 """The games with an encoder (each game's default encoder has the game's name)."""
 GAME_ENCODERS = {"big2": ("big2", "big2-charlesworth"),
-                 "doudizhu": ("doudizhu", "doudizhu+handsplit", "doudizhu+history")}
+                 "doudizhu": ("doudizhu", "doudizhu+handsplit", "doudizhu+history", "doudizhu+lookahead")}
 """Every encoder of each game, its default first."""
 
 
@@ -42,6 +42,10 @@ def make_encoder(game: str, name: str = "") -> Encoder:
         from climbrl.encoders.doudizhu_history import DdzHistoryEncoder
 
         return DdzHistoryEncoder()
+    if name == "doudizhu+lookahead":
+        from climbrl.encoders.doudizhu_lookahead import DdzLookaheadEncoder
+
+        return DdzLookaheadEncoder()
     from climbrl.encoders.doudizhu import DdzEncoder
 
     return DdzEncoder()
