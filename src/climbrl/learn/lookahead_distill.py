@@ -36,19 +36,18 @@ def lookahead_encoder() -> Any:
     return make_encoder("doudizhu", LOOKAHEAD)
 
 
-def distill_inputs(enc: Any, decisions: Sequence[Decision]) -> tuple[np.ndarray, list[np.ndarray]]:
+def distill_inputs(enc: Any, decisions: Sequence[Decision],
+                   cands: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """(inputs [B, base state + 3 x base move], each decision's candidates): the base state and
-    the candidates' base move vectors."""
+    the candidates' base move vectors (``cands``: the candidates when already known)."""
     states, moves, offsets = enc.encode_base(decisions)
     x = np.zeros((len(decisions), enc.base_state_dim + enc.n_candidates * enc.base_move_dim), dtype=np.float32)
     x[:, :enc.base_state_dim] = states
-    cands = []
-    for b, d in enumerate(decisions):
-        cand = enc.candidates(d)
+    cands = [enc.candidates(d) for d in decisions] if cands is None else list(cands)
+    for b, cand in enumerate(cands):
         for i, k in enumerate(cand):
             at = enc.base_state_dim + i * enc.base_move_dim
             x[b, at:at + enc.base_move_dim] = moves[offsets[b] + k]
-        cands.append(cand)
     return x, cands
 
 
@@ -73,14 +72,15 @@ class LookaheadDistiller(nn.Module):
         targets; a missing candidate's target and prediction are masked out). The last ``holdout``
         of them are kept out; returns the held-out mean absolute error, with a constant predictor's
         (the training targets' mean) beside it."""
-        ds = [d for d in decisions if len(self.enc.candidates(d))]
+        labelled = [(d, *self.enc.features(d)) for d in decisions]  # the play-outs, once each
+        labelled = [(d, cand, wins) for d, cand, wins in labelled if len(cand)]
+        ds = [d for d, _, _ in labelled]
         if len(ds) < 10:
             raise ValueError(f"distilling needs at least 10 play decisions with a choice, got {len(ds)}")
-        x, _ = distill_inputs(self.enc, ds)
+        x, _ = distill_inputs(self.enc, ds, [cand for _, cand, _ in labelled])
         y = np.zeros((len(ds), self.enc.n_candidates), dtype=np.float32)
         mask = np.zeros_like(y)
-        for b, d in enumerate(ds):
-            _, wins = self.enc.features(d)
+        for b, (_, _, wins) in enumerate(labelled):
             y[b, :len(wins)] = wins
             mask[b, :len(wins)] = 1.0
         cut = len(ds) - max(1, int(holdout * len(ds)))
