@@ -61,6 +61,32 @@ def test_paths_are_compared_like_with_like_across_vendors(tmp_path, monkeypatch)
         "no other machine's paths kept")
 
 
+def test_kept_files_are_compared_with_each_other_without_training(tmp_path, monkeypatch) -> None:
+    """``--kept`` sets each pair of kept machines side by side, switch by switch, and refuses a pair
+    made from other case configs."""
+    from tests.golden import training
+
+    monkeypatch.setattr(training, "PATHS_DIR", tmp_path)
+    assert training.compare_kept().startswith("fewer than two machines")
+    fp = {"big2/ppo": {"epoch1/loss": 0.5, "w/sum": 1.25}}
+    moved = {"big2/ppo": {"epoch1/loss": 0.5, "w/sum": 1.2500001}}
+
+    def keep(name: str, paths: dict, cases_hash: str = "h1") -> None:
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"math_path": {"torch": "2.13.0+cpu"}, "commit": name[:3], "cases_hash": cases_hash, "paths": paths}))
+
+    keep("AuthenticAMD-AVX512", {"default": fp, "mkl-compatible": fp})
+    keep("GenuineIntel-AVX512", {"default": moved, "mkl-compatible": fp})
+    lines = training.compare_kept().splitlines()
+    assert lines[0] == "AuthenticAMD-AVX512 (commit Aut)" and lines[1].startswith("against GenuineIntel-AVX512")
+    assert lines[2] == "  default: 1 of 2 values equal, tensors at most 8.0e-08 apart: differs"
+    assert lines[3].startswith("  mkl-compatible: 2 of 2 values equal") and lines[3].endswith("EQUAL bit for bit")
+    keep("GenuineIntel-AVX2", {"default": fp}, cases_hash="h2")
+    out = training.compare_kept()
+    assert "AuthenticAMD-AVX512 and GenuineIntel-AVX2: not comparable, made from other case configs" in out
+    assert "GenuineIntel-AVX2 and GenuineIntel-AVX512: not comparable" in out
+
+
 
 def test_write_case_rewrites_only_the_named_case(tmp_path, monkeypatch) -> None:
     """``--write --case`` trains and rewrites the named case alone and keeps every other value as
