@@ -22,6 +22,9 @@
   CPU-hour) by behaviour cloning of a cheap search (:mod:`climbrl.learn.imitation`, the ``base``
   params) into ``runs/champion/base/policy.pt``; its settings, accuracy and CPU seconds in
   ``reports/champion/base.json``. The ``base_matches`` (``base-match@NAME``) depend on it.
+- ``strong-match@NAME`` / ``strong-timing@NAME``: the ``strong_matches``, which play the shipped
+  strong policy (``models/big2/policy.pt``, ``make strong``'s Deep Monte-Carlo network) alone and
+  as the search's own and rollout model (issue 25), and depend on it.
 - ``report`` (``python -m pipeline.champion report``, :mod:`pipeline.champion_report`):
   ``reports/champion/champion.md`` and ``champion.png``.
 
@@ -52,6 +55,8 @@ from pipeline.external import external_missing
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
 BASE = Path("runs/champion/base")
+STRONG = Path("models/big2/policy.pt")
+"""The shipped Big 2 strong policy: the ``strong_matches`` play it."""
 """Where the base stage writes the base policy (``policy.pt``) and its training record."""
 BASE_RULES = "charlesworth"
 """The base policy's rules: its network has the public agent's observation and action space."""
@@ -103,21 +108,22 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         raise ChampionParamsError(f"{path}: not a mapping")
     keys = {"champion", "public_champion", "rules", "deal_set", "seat_seed", "workers", "timing_deals", "base",
             "matches", "study_matches", "base_matches", "curve"}
-    optional = {"team_champion"}
+    optional = {"team_champion", "strong_matches"}
     if not keys <= set(raw) <= keys | optional:
         raise ChampionParamsError(f"{path}: fields {sorted(keys)} expected (and optionally {sorted(optional)}), "
                                   f"missing {sorted(keys - set(raw))}, unknown {sorted(set(raw) - keys - optional)}")
     raw.setdefault("team_champion", "")
+    raw["strong_matches"] = raw.get("strong_matches") or {}
     ints = {}
     for k, low in (("seat_seed", 0), ("workers", 1), ("timing_deals", 0)):
         v = raw[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
             raise ChampionParamsError(f"{path}: {k} must be an integer >= {low}, got {v!r}")
         ints[k] = v
-    groups = ("matches", "study_matches", "base_matches")
+    groups = ("matches", "study_matches", "base_matches", "strong_matches")
     if not all(isinstance(raw[g], dict) for g in groups) or not raw["matches"]:
-        raise ChampionParamsError(f"{path}: matches, study_matches and base_matches must be mappings NAME: {{agent, "
-                                  "opponent, deals}} (matches not empty)")
+        raise ChampionParamsError(f"{path}: matches, study_matches, base_matches and strong_matches must be mappings "
+                                  "NAME: {agent, opponent, deals} (matches not empty)")
     seen: dict[str, str] = {}
     for g in groups:
         for name in raw[g]:
@@ -126,7 +132,7 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
             seen[name] = g
     base = _base_params(raw["base"], raw["workers"], path)
     matches = {}
-    for name, m in {**raw["matches"], **raw["study_matches"], **raw["base_matches"]}.items():
+    for name, m in {**raw["matches"], **raw["study_matches"], **raw["base_matches"], **raw["strong_matches"]}.items():
         if not isinstance(name, str):
             raise ChampionParamsError(f"{path}: match name {name!r} is not a string (YAML reads on/off/yes/no as "
                                       "booleans: quote it)")
@@ -154,12 +160,14 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
             raise ChampionParamsError(f"{path}: no {'team' if key == 'team_champion' else 'non-team'} match plays the "
                                       f"{key.replace('_', ' ')} {raw[key]!r} (write its spec, or the alias *{key}, "
                                       "as a match's agent)")
-    uses_base = [n for n, m in matches.items()
-                 if any(os.path.normpath(p) == os.path.normpath(BASE / "policy.pt") for p in _checkpoints(m.agent))]
-    misplaced = [n for n in uses_base if seen[n] != "base_matches"]
-    if misplaced:
-        raise ChampionParamsError(f"{path}: {misplaced} play the base policy ({BASE / 'policy.pt'}): list them under "
-                                  "base_matches (their stages depend on it)")
+    for policy, group, what in ((BASE / "policy.pt", "base_matches", "the base policy"),
+                                (STRONG, "strong_matches", "the strong policy")):
+        uses = [n for n, m in matches.items()
+                if any(os.path.normpath(p) == os.path.normpath(policy) for p in _checkpoints(m.agent))]
+        misplaced = [n for n in uses if seen[n] != group]
+        if misplaced:
+            raise ChampionParamsError(f"{path}: {misplaced} play {what} ({policy}): list them under {group} (their "
+                                      "stages depend on it)")
     return ChampionParams(str(raw["champion"]), str(raw["rules"]), str(raw["deal_set"]), matches=matches,
                           curve=curve, public_champion=str(raw["public_champion"] or ""),
                           team_champion=str(raw["team_champion"] or ""), base=base, **ints)

@@ -60,6 +60,8 @@ TARGETS = (  # (match, what the issue asks: of the point or of the interval's lo
     ("public-base-own-model", "win rate", ">=", 0.35, ""),
     ("public-base", "lower bound", ">", 0.25, " (reference: the public agent's network as the opponent model)"),
 )
+WITH_SEARCH = ("dmc-search", "dmc-alone")
+"""The shipped strong policy as the search's own and rollout model, and the policy alone (issue 25)."""
 HEADLINE = "public-base-own-model"
 """The match that leads the report: the search over our base policy against three public agents,
 modelling them with our own policy."""
@@ -142,6 +144,7 @@ def report(params: Any, reports: str | Path) -> Path:
         for (ck, k, d), sig in zip(pairs, significant, strict=True):
             lines.append(f"| {ck} | {k} | `{played[k]['agent']}` | {d['deals']} | {d['difference']:+.3f} "
                          f"{format_interval(d['low'], d['high'], '+.3f')} | {'yes' if sig else 'no'} |")
+    lines += _with_search_lines(played)
     checks = []
     for k, what, op, threshold, note in TARGETS:
         if k not in records:
@@ -180,6 +183,27 @@ def report(params: Any, reports: str | Path) -> Path:
     out = reports / "champion.md"
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+def _with_search_lines(played: dict[str, dict[str, Any]]) -> list[str]:
+    """The strong policy with search against alone (:data:`WITH_SEARCH`), paired on the deals both
+    played, when both matches were played on the same deals."""
+    from climbrl.evaluate.stats import format_interval
+
+    a, b = WITH_SEARCH
+    if a not in played or b not in played:
+        return []
+    x, y = played[a], played[b]
+    if (x["opponent"], x["rules"], x.get("deals_sha256"), x["seat_seed"]) != \
+            (y["opponent"], y["rules"], y.get("deals_sha256"), y["seat_seed"]):
+        return []
+    d = paired_difference(x["deal_wins"], y["deal_wins"], x["games"] // x["deals"])
+    return ["", "## The strong policy with and without search (issue 25)", "",
+            f"`{x['agent']}` against `{y['agent']}` (the shipped `make strong` policy alone), both against three "
+            f"{x['opponent']} players on the same {d['deals']} deals from every seat: {_fmt_rate(x)} against "
+            f"{_fmt_rate(y)}, a difference of {d['difference']:+.3f} {format_interval(d['low'], d['high'], '+.3f')} "
+            f"(paired over the deals, p = {d['p']:.2g}). One training of the policy: a difference over training "
+            "seeds is not measured here."]
 
 
 def deals_digest(seeds: list[int]) -> str:

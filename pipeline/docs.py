@@ -276,9 +276,7 @@ def champion_row(name: str, agent: str, opponents: str, searched: bool = False, 
     return f"| {name} | {agent} | {opponents} | {count(match, 'games')} | {result} | {secs} |"
 
 
-def paired(champion: str, other: str, spec: str = "+.3f") -> str:
-    """The champion report's paired difference (``pipeline.champion_report.paired_difference``): the win
-    rate of match ``champion`` minus match ``other`` on the deals both played, with its 95% interval."""
+def _paired(champion: str, other: str) -> dict[str, Any]:
     import sys
 
     if str(ROOT) not in sys.path:  # loaded by path (mkdocs-macros): the project's own function, imported
@@ -286,7 +284,24 @@ def paired(champion: str, other: str, spec: str = "+.3f") -> str:
     from pipeline.champion_report import paired_difference
 
     a, b = f"reports/champion/matches/{champion}.json", f"reports/champion/matches/{other}.json"
-    d = paired_difference(value(a, "deal_wins"), value(b, "deal_wins"), int(number(a, "games") // number(a, "deals")))
+    players = int(number(a, "games") // number(a, "deals"))
+    return paired_difference(value(a, "deal_wins"), value(b, "deal_wins"), players)
+
+
+def paired_verdict(champion: str, other: str) -> str:
+    """Whether :func:`paired`'s interval lies above 0, below it, or holds it."""
+    d = _paired(champion, other)
+    if d["low"] is not None and d["low"] > 0:
+        return "above 0"
+    if d["high"] is not None and d["high"] < 0:
+        return "below 0"
+    return "an interval that holds 0: no difference shown"
+
+
+def paired(champion: str, other: str, spec: str = "+.3f") -> str:
+    """The champion report's paired difference (``pipeline.champion_report.paired_difference``): the win
+    rate of match ``champion`` minus match ``other`` on the deals both played, with its 95% interval."""
+    d = _paired(champion, other)
     if d["low"] is None:
         return fmt(d["difference"], spec)
     return f"{fmt(d['difference'], spec)} [{fmt(d['low'], spec)}, {fmt(d['high'], spec)}]"
@@ -489,7 +504,7 @@ def ddz_table(times: bool = True) -> str:
 
 MACROS = (m, ci, interval, pct, minutes, count, length, wins, value, number, exists, learners, train_minutes,
           big2_table, ddz_table, stage_minutes, span, over_learners, selection, ratings, seconds,
-          champion_row, max_over, paired, gain, significant, ablation_table, claim,
+          champion_row, max_over, paired, paired_verdict, gain, significant, ablation_table, claim,
           over_learners_behaviour, baselines_table, ddz_role_table, ddz_points_table, tune_table, tune_scores,
           tune_seconds)
 

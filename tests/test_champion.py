@@ -179,6 +179,39 @@ def test_the_report_compares_on_shared_deals_and_checks_the_targets(tmp_path, mo
     assert "| heuristic | search-off |" not in md  # not paired with a match of other deals
 
 
+def test_the_strong_policy_alone_and_searched_is_compared_on_the_same_deals(tmp_path, monkeypatch) -> None:
+    """Issue 25: the strong matches play a DMC policy alone and as the search's own and rollout model
+    (lockstep rollouts through the engine); the report pairs the two on the deals both played, and a
+    match that plays the strong policy outside strong_matches is refused (its stage would not depend
+    on it)."""
+    from climbrl.config import train_config
+    from climbrl.learn.train import train
+
+    policy = tmp_path / "strong" / "policy.pt"
+    train(train_config("dmc", epochs=1, games_per_epoch=8, hidden=16, eval_every=0, keep_policy_every=0, seed=2),
+          policy.parent, progress=False)
+    monkeypatch.setattr(ch, "STRONG", policy)
+    monkeypatch.setenv("CLIMBRL_EXTERNAL", str(tmp_path / "nothing-here"))
+    strong = {"dmc-alone": {"agent": f"checkpoint:{policy}", "opponent": "heuristic", "deals": 3},
+              "dmc-search": {"agent": f"search:checkpoint:{policy},S=2,K=2,own=base,rollout=base",
+                             "opponent": "heuristic", "deals": 3}}
+    params = ch.load_champion_params(_params(tmp_path, strong_matches=strong))
+    reports = tmp_path / "reports"
+    for name in params.matches:
+        ch.play_match(name, params, reports)
+        ch.time_match(name, params, reports)
+    a, b = (json.loads((reports / "matches" / f"{k}.json").read_text()) for k in ("dmc-search", "dmc-alone"))
+    assert a["games"] == b["games"] == 12
+    d = champion_report.paired_difference(a["deal_wins"], b["deal_wins"])
+    md = champion_report.report(params, reports).read_text()
+    section = md.split("## The strong policy with and without search (issue 25)", 1)[1]
+    assert f"a difference of {d['difference']:+.3f}" in section and f"same {d['deals']} deals" in section
+    misplaced = {"heuristic": {"agent": "search:S=4,K=3", "opponent": "heuristic", "deals": 3},
+                 "s": {"agent": f"checkpoint:{policy}", "opponent": "random", "deals": 2}}
+    with pytest.raises(ch.ChampionParamsError, match="list them under strong_matches"):
+        ch.load_champion_params(_params(tmp_path, matches=misplaced, curve=["heuristic"]))
+
+
 def test_the_report_names_the_matches_that_have_not_run(tmp_path) -> None:
     params = ch.load_champion_params(_params(tmp_path))
     ch.play_match("greedy", params, tmp_path / "reports")
@@ -322,6 +355,11 @@ def test_the_repositorys_champion_pipeline_declares_every_match(tmp_path) -> Non
     assert stages["base-match"]["foreach"] == "${base_matches}"
     assert "runs/champion/base/policy.pt" in stages["base-match"]["do"]["deps"]
     assert "runs/champion/base" in stages["base"]["outs"]
+    # the strong matches on the shipped strong policy, which their stages depend on
+    assert raw["strong_matches"] and all("models/big2/policy.pt" in m["agent"] for m in raw["strong_matches"].values())
+    for stage in ("strong-match", "strong-timing"):
+        assert stages[stage]["foreach"] == "${strong_matches}"
+        assert "models/big2/policy.pt" in stages[stage]["do"]["deps"]
     assert params.matches["public-base"].agent == params.public_champion
     team = params.matches["public-team-value"]
     assert team.team and team.agent == params.team_champion == params.public_champion + ",value=team"

@@ -14,6 +14,7 @@ from climbrl.agents.search import (
     SearchAgent,
     best_candidate,
     public_replay,
+    rebuild,
     sample_deals,
     trick_state,
 )
@@ -287,3 +288,57 @@ def test_a_base_policy_spec_is_checked(base_policy, tmp_path) -> None:
         make_any_agent(f"search:checkpoint:{tmp_path / 'missing.pt'},S=4")
     with pytest.raises(ValueError, match="big2"):
         make_any_agent(f"search:checkpoint:{base_policy}", "doudizhu")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.rules.name + ("+locks" if g.locks else ""))
+def test_a_sampled_deal_is_rebuilt_into_a_game_that_reaches_the_observation(game) -> None:
+    """:func:`rebuild` deals each sampled hand plus its seat's plays and replays the public moves:
+    the game reaches the agent's very observation with the sampled hands, and on the true hands it
+    is the game itself."""
+    for seed in range(6):
+        state = _play_to(game, seed, steps=(9 * seed) % 40)
+        d = Decision.from_state(state)
+        truth = rebuild(d.observation, game, np.array(state.hands, dtype=np.int64))
+        assert (truth.hands, truth.moves, truth.deal_hands) == (state.hands, state.moves, state.deal_hands)
+        for deal in sample_deals(d.observation, game.rules.starting_card_id, random.Random(seed), 4):
+            other = rebuild(d.observation, game, deal)
+            assert other.observation(d.seat) == d.observation
+            assert other.hands == [int(h) for h in deal]
+
+
+def test_lockstep_rollouts_score_as_the_compiled_ones() -> None:
+    """The engine's lockstep rollouts (what an action-in base policy plays) give the compiled
+    rollouts' wins, cards left and points when the heuristic plays every seat of both: the
+    rebuilt deals, the candidates' moves and the tally are the same."""
+    heuristic = make_agent("heuristic")
+    for game, value in ((GAMES[0], "win"), (GAMES[1], "score"), (GAMES[3], "win")):
+        lockstep = SearchAgent(samples=6, candidates=4, own="base", rollout="base", base_agent=heuristic,
+                               value=value)
+        compiled = SearchAgent(samples=6, candidates=4, value=value)
+        assert lockstep.lockstep and not compiled.lockstep
+        for seed in range(5):
+            state = _play_to(game, seed, steps=(7 * seed) % 36)
+            d = Decision.from_state(state)
+            if len(d.moves) < 2:
+                continue
+            cand = compiled.candidates_of(d)
+            deals = compiled.deals(d, random.Random(seed))
+            got = lockstep.score(d, cand, deals, np.arange(len(deals), dtype=np.int64))
+            want = compiled.score(d, cand, deals)
+            for g, w in zip(got, want, strict=True):
+                assert np.array_equal(g, w)
+
+
+def test_an_action_in_base_policy_plays_its_own_rollouts_and_sees_only_its_observation(base_policy) -> None:
+    """``own=base,rollout=base`` over an action-in network (the learners' shape, such as make
+    strong's DMC policy): the rollouts are played through the engine, the choice is the same
+    whatever the opponents' hidden cards, and the spec's impossible combinations are refused."""
+    agent = make_any_agent(f"search:checkpoint:{base_policy},S=4,K=3,own=base,rollout=base")
+    assert agent.lockstep and agent.seat_agents[0] is agent.seat_agents[1]
+    assert agent.name == f"search:checkpoint:{base_policy},S=4,K=3,rollout=base,own=base"
+    assert_choice_ignores_hidden_cards(agent, GAMES[:2], positions=5)
+    mixed = make_any_agent(f"search:checkpoint:{base_policy},S=3,K=2,own=base,rollout=greedy")
+    assert mixed.lockstep and mixed.seat_agents[1].name == "greedy"
+    for bad, why in ((",own=base,belief=2", "belief"), (",own=base,rollout=charlesworth", "charlesworth")):
+        with pytest.raises(ValueError, match=why):
+            make_any_agent(f"search:checkpoint:{base_policy},S=4" + bad, "big2:charlesworth")

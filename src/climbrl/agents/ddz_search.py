@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from climbrl.agents.base import Agent, Decision
+from climbrl.agents.runner import play_candidates, play_out
 from climbrl.agents.spec_options import parse_options
 
 FULL = np.array([4] * 13 + [1, 1], dtype=np.int64)
@@ -169,24 +170,6 @@ def rule_candidates(d: Decision, first: int, k: int) -> np.ndarray:
     return keep_pass(d, np.array([first, *rest], dtype=np.int64)[:k].copy())
 
 
-def play_out(states: list[Any], policies: Sequence[Agent], seat: int, rngs: Sequence[Sequence[random.Random]]) -> None:
-    """Play every state to its end in lockstep: ``policies[0]`` in ``seat``, ``policies[1]`` in
-    the others; state ``i``'s seat ``p`` draws from ``rngs[i][p]``. One batched call per policy
-    and step."""
-    active = [i for i, s in enumerate(states) if not s.is_terminal()]
-    while active:
-        for which in (0, 1):
-            group = [i for i in active if not states[i].is_terminal()
-                     and (states[i].current_player == seat) == (which == 0)]
-            if not group:
-                continue
-            decisions = [Decision.from_state(states[i]) for i in group]
-            picks = policies[which].act_batch(decisions, [rngs[i][states[i].current_player] for i in group])
-            for i, d, k in zip(group, decisions, picks, strict=True):
-                states[i].apply(d.moves[k])
-        active = [i for i in active if not states[i].is_terminal()]
-
-
 class DdzSearchAgent(Agent):
     """Determinized one-step rollout search for Dou Dizhu (see the module docstring)."""
 
@@ -263,14 +246,7 @@ class DdzSearchAgent(Agent):
         every candidate)."""
         obs, seat = d.observation, d.observation.seat
         base = [rebuild(obs, d.game, h) for h in hands]
-        states, rngs = [], []
-        for k in cand:
-            for b, s in zip(base, seeds, strict=True):
-                st = b.clone()
-                st.apply(d.moves[int(k)])
-                states.append(st)
-                rngs.append([random.Random(s * 3 + p) for p in range(3)])
-        play_out(states, self.policies, seat, rngs)
+        states = play_candidates(base, [d.moves[int(k)] for k in cand], seeds, self.policies, seat)
         return np.array([st.returns()[seat] for st in states], dtype=np.float64).reshape(len(cand), len(hands))
 
 

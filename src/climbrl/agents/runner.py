@@ -118,4 +118,41 @@ def play_games(
     return states
 
 
-__all__ = ["PURPOSES", "deal_seeds", "load_deal_seeds", "seat_seed", "play_games"]
+def play_out(states: list[Any], policies: Sequence[Agent], seat: int, rngs: Sequence[Sequence[random.Random]]) -> None:
+    """Play every state to its end in lockstep: ``policies[0]`` in ``seat``, ``policies[1]`` in
+    the others; state ``i``'s seat ``p`` draws from ``rngs[i][p]``. One batched call per policy
+    and step (the rollouts of the decision-time searches over a network)."""
+    active = [i for i, s in enumerate(states) if not s.is_terminal()]
+    while active:
+        for which in (0, 1):
+            group = [i for i in active if not states[i].is_terminal()
+                     and (states[i].current_player == seat) == (which == 0)]
+            if not group:
+                continue
+            decisions = [Decision.from_state(states[i]) for i in group]
+            picks = policies[which].act_batch(decisions, [rngs[i][states[i].current_player] for i in group])
+            for i, d, k in zip(group, decisions, picks, strict=True):
+                states[i].apply(d.moves[k])
+        active = [i for i in active if not states[i].is_terminal()]
+
+
+
+def play_candidates(bases: Sequence[Any], moves: Sequence[Any], seeds: Sequence[int], policies: Sequence[Agent],
+                    seat: int) -> list[Any]:
+    """A decision-time search's rollouts: each move of ``moves`` played on a copy of each sampled
+    game of ``bases`` (candidate-major: the first move on every base, then the second...), then all
+    played out by :func:`play_out`; base ``i``'s rollouts draw from the streams
+    ``random.Random(seeds[i] * players + p)``, the same for every move (common random numbers).
+    Returns the finished games."""
+    states, rngs = [], []
+    for move in moves:
+        for b, s in zip(bases, seeds, strict=True):
+            st = b.clone()
+            st.apply(move)
+            states.append(st)
+            rngs.append([random.Random(int(s) * b.game.num_players + p) for p in range(b.game.num_players)])
+    play_out(states, policies, seat, rngs)
+    return states
+
+
+__all__ = ["PURPOSES", "deal_seeds", "load_deal_seeds", "seat_seed", "play_games", "play_out", "play_candidates"]

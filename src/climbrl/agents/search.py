@@ -74,6 +74,16 @@ Choices, and why:
   belief filter weights a deal by its likelihood (the product of the network's probabilities of
   every past opponent move) to the power :data:`BELIEF_TEMPERATURE`: at power 1 the weights
   collapse on one or two of the drawn deals.
+- *Lockstep rollouts* (an action-in base policy, such as ``make strong``'s DMC network, as
+  ``own=base`` or ``rollout=base``). Such a network scores every legal move with a 512 x 512
+  layer and has no compiled form, so the rollouts are played by the engine instead: each sampled
+  deal is rebuilt into a game that reaches the agent's observation (:func:`rebuild`: the hands
+  plus what each seat has played, the public moves replayed, every one checked), each candidate is
+  played on it, and all ``S x K`` games are played out in lockstep
+  (:func:`~climbrl.agents.runner.play_out`), the network scoring every waiting decision in one
+  batch per step; rule agents may play the other seats. The tally is the compiled rollouts' (a
+  test plays the heuristic in every seat both ways: the same wins, cards left and points). The
+  belief filter needs a compiled opponent model and is refused here.
 - *Scores.* Win = the agent's seat goes out first (the match's criterion under every preset);
   the tie-break is the agent's cards left at the end, the quantity the card-count presets score.
   Under card scoring (``standard``, ``charlesworth``) a game is worth more than its winner:
@@ -112,6 +122,7 @@ from climbrl.agents.rollouts import (
     GREEDY,
     HEURISTIC,
     NETWORK,
+    _points,
     candidate_order,
     combo_cls,
     model_search_scores,
@@ -119,6 +130,7 @@ from climbrl.agents.rollouts import (
     replay_mismatches,
     search_scores,
 )
+from climbrl.agents.runner import play_candidates
 from climbrl.agents.spec_options import parse_options, split_base
 from climbrl.games.big2.combos import classify_mask
 from climbrl.games.big2.rules import Rules
@@ -250,6 +262,17 @@ def trick_state(obs) -> tuple[int, int, int, int]:
     return int(cls), int(obs.to_beat_power), int(obs.to_beat_player), int(obs.locked_out)
 
 
+def rebuild(obs, game, hands: np.ndarray):
+    """The game that reaches ``obs`` with ``hands`` (the four hands held now, card masks): dealt as
+    before the first play (each hand plus what its seat has played) and replayed through the engine,
+    every move checked (the automatic first play, under ``auto_play``, is the deal's own)."""
+    start = [int(h) | int(p) for h, p in zip(hands, obs.played, strict=True)]
+    state = game.new_game(hands=start)
+    for _, m in obs.history[len(state.history):]:
+        state.apply(m)
+    return state
+
+
 def best_candidate(wins: np.ndarray, cards: np.ndarray, points: np.ndarray | None = None) -> int:
     """The position of the best candidate: most wins, then fewest cards left, then the first
     (the base policy's order); with ``points``, the most points first."""
@@ -272,23 +295,39 @@ class SearchAgent(Agent):
     def __init__(self, samples: int = 48, candidates: int = 10, rollout: str = "heuristic",
                  belief: int = 0, ranker: Callable[[Decision], np.ndarray] | None = None,
                  base: str = "", own: str = "", base_weights: dict[str, np.ndarray] | None = None,
-                 value: str = "win") -> None:
+                 value: str = "win", base_agent: Agent | None = None,
+                 make_rule: Callable[[str], Agent] | None = None) -> None:
         """``ranker``: the base policy's score of each legal move of a decision (its name:
         ``base``), which then orders the candidates instead of the heuristic's ranking.
         ``rollout``: the opponents' policy in the rollouts (and the belief filter's model);
         ``own``: the agent's own seat's (default: the rollout policy when it is a rule agent,
         else the heuristic). ``base_weights``: the base policy's network when it has the public
         agent's shape (:class:`~climbrl.learn.network.ActionHeadNet`), which ``base`` plays.
+        ``base_agent``: the base policy as an agent; when ``base`` plays in the rollouts and has
+        no compiled form (an action-in network, such as ``make strong``'s DMC policy), the rollouts
+        are played in lockstep by the engine instead (*Lockstep rollouts* in the module
+        docstring), with ``make_rule`` building the rule agents of the other seats.
         ``value``: what a candidate is chosen by (:data:`VALUES`)."""
         if samples < 1 or candidates < 1:
             raise ValueError(f"search needs S >= 1 and K >= 1, got S={samples}, K={candidates}")
         own = own or (rollout if rollout in ("heuristic", "greedy") else "heuristic")
+        self.lockstep = "base" in (rollout, own) and base_weights is None and base_agent is not None
+        """True: the base policy is an action-in network, and the rollouts are played by the engine."""
         for what, name in (("rollout", rollout), ("own", own)):
             if name not in ROLLOUT_POLICIES:
                 raise ValueError(f"{what} policy {name!r} (choose from {', '.join(ROLLOUT_POLICIES)})")
-            if name == "base" and base_weights is None:
-                raise ValueError(f"{what}=base plays the base policy's network in the rollouts: name a checkpoint "
-                                 "trained with the big2-charlesworth encoder (search:checkpoint:PATH,...)")
+            if name == "base" and base_weights is None and base_agent is None:
+                raise ValueError(f"{what}=base plays the base policy in the rollouts: name a checkpoint "
+                                 "(search:checkpoint:PATH,...)")
+            if self.lockstep and name == "charlesworth":
+                raise ValueError(f"{what}=charlesworth: the public agent's compiled network cannot share rollouts "
+                                 "with an action-in base policy")
+        if self.lockstep and belief:
+            raise ValueError("belief=M needs a compiled opponent model; an action-in base policy plays the rollouts "
+                             "(belief=0)")
+        if self.lockstep and make_rule is None and not {rollout, own} <= {"base"}:
+            raise ValueError("a rule agent beside an action-in base policy in the rollouts needs make_rule "
+                             "(climbrl.learn.specs.make_agent passes it)")
         if value not in VALUES:
             raise ValueError(f"value {value!r} (choose from {', '.join(VALUES)})")
         if belief == 1 or belief < 0:
@@ -304,13 +343,19 @@ class SearchAgent(Agent):
         """The last :meth:`act`'s search: candidate indices, their wins, cards left and points
         summed over the sampled deals, and the number of deals (``None`` after a forced move); the
         interpretability window reads it (:mod:`climbrl.serve.reasoning`)."""
+        self.seat_agents: tuple[Agent, Agent] | None = None
+        """Lockstep rollouts: the agents of the own seat and of the others."""
+        if self.lockstep:
+            assert base_agent is not None
+            self.seat_agents = tuple(base_agent if name == "base" else make_rule(name)  # type: ignore[misc]
+                                     for name in (own, rollout))
         nets = {}
         if "charlesworth" in (rollout, own):
             from climbrl.agents.external.charlesworth import load_weights
             from climbrl.agents.external.charlesworth_compiled import compile_weights
 
             nets["charlesworth"] = compile_weights(load_weights())
-        if "base" in (rollout, own):
+        if "base" in (rollout, own) and not self.lockstep:
             from climbrl.agents.external.charlesworth_compiled import compile_weights
 
             nets["base"] = compile_weights(base_weights)
@@ -372,7 +417,7 @@ class SearchAgent(Agent):
             return int(cand[0])
         deals = self.deals(d, rng)
         seeds = None
-        if self.compiled:  # the networks sample: one stream per deal, drawn after the deals
+        if self.compiled or self.lockstep:  # the networks' streams: one per deal, drawn after the deals
             seeds = np.array([rng.getrandbits(63) for _ in range(len(deals))], dtype=np.int64)
         wins, cards, points = self.score(d, cand, deals, seeds)
         self.last_search = {"candidates": cand, "wins": wins, "cards": cards, "points": points,
@@ -386,6 +431,8 @@ class SearchAgent(Agent):
         returns of :attr:`value` (zero with ``value=win``)."""
         cls, power, last_player, locked = trick_state(d.observation)
         pen, partner = self.scoring(d)
+        if self.lockstep:
+            return self.lockstep_scores(d, cand, deals, seeds, pen, partner)
         c_masks = np.array([d.moves[i] for i in cand], dtype=np.int64)
         c_types = np.array([d.types[i] for i in cand], dtype=np.int64)
         c_powers = np.array([d.powers[i] for i in cand], dtype=np.int64)
@@ -401,6 +448,30 @@ class SearchAgent(Agent):
                 self.own_policy, self.own_w, self.policy, self.opp_w, seeds, pen, partner)
         return search_scores(d.seat, deals, c_masks, c_types, c_powers, cls, power, last_player, locked,
                              d.game.tables, bool(d.game.locks), self.policy, pen, partner)
+
+    def lockstep_scores(self, d: Decision, cand: np.ndarray, deals: np.ndarray, seeds: np.ndarray | None,
+                        pen: np.ndarray, partner: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`score` with the rollouts played by the engine: every sampled deal rebuilt
+        (:func:`rebuild`), each candidate played on it, and all of them played out in lockstep
+        (:func:`~climbrl.agents.runner.play_candidates`: one batched call of the network per step);
+        deal ``i``'s rollouts draw from streams seeded by ``seeds[i]``, the same for every candidate."""
+        assert self.seat_agents is not None
+        seat = d.seat
+        if seeds is None:
+            seeds = np.zeros(len(deals), dtype=np.int64)
+        base = [rebuild(d.observation, d.game, deal) for deal in deals]
+        states = play_candidates(base, [d.moves[int(k)] for k in cand], seeds, self.seat_agents, seat)
+        n = len(deals)
+        wins = np.zeros(len(cand), dtype=np.int64)
+        cards = np.zeros(len(cand), dtype=np.int64)
+        points = np.zeros(len(cand), dtype=np.int64)
+        for i, st in enumerate(states):
+            j = i // n
+            hands = np.array(st.hands, dtype=np.int64)
+            wins[j] += st.winner == seat
+            cards[j] += int(hands[seat]).bit_count()
+            points[j] += _points(hands, seat, partner, pen)
+        return wins, cards, points
 
     def check_value(self, rules: Rules) -> None:
         """Refuses ``value=score|team`` under rules that reward by place."""
@@ -430,7 +501,8 @@ def penalty_table(rules: Rules) -> np.ndarray:
 
 
 def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None = None,
-                      base_weights: dict[str, np.ndarray] | None = None) -> SearchAgent:
+                      base_weights: dict[str, np.ndarray] | None = None, base_agent: Agent | None = None,
+                      make_rule: Callable[[str], Agent] | None = None) -> SearchAgent:
     """``search`` or ``search:S=48,K=10,rollout=heuristic,own=heuristic,belief=0,value=win`` (any subset, any order;
     ``rollouts=`` is another name for ``S=``). With ``ranker``, the spec may name the base
     policy it comes from (``checkpoint:PATH``, see :func:`split_base`)."""
@@ -441,10 +513,11 @@ def parse_search_spec(spec: str, ranker: Callable[[Decision], np.ndarray] | None
     kw = parse_options(spec, {"S": "samples", "rollouts": "samples", "K": "candidates", "rollout": "rollout",
                               "own": "own", "belief": "belief", "value": "value"}, text=("rollout", "own", "value"))
     try:
-        return SearchAgent(**kw, ranker=ranker, base=base, base_weights=base_weights)  # type: ignore[arg-type]
+        return SearchAgent(**kw, ranker=ranker, base=base, base_weights=base_weights,  # type: ignore[arg-type]
+                           base_agent=base_agent, make_rule=make_rule)
     except ValueError as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
 
 
 __all__ = ["SearchAgent", "parse_search_spec", "split_base", "best_candidate", "sample_deals", "public_replay",
-           "trick_state", "ROLLOUT_POLICIES", "VALUES", "HEURISTIC", "GREEDY", "NETWORK"]
+           "rebuild", "trick_state", "ROLLOUT_POLICIES", "VALUES", "HEURISTIC", "GREEDY", "NETWORK"]

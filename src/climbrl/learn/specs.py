@@ -30,13 +30,15 @@ def make_agent(spec: str, game: str = "big2") -> Agent:
                 raise ValueError(f"agent {spec!r}: the base policy {base!r} has no move scores")
             return parse_ddz_search_spec(spec, lambda rule: make_rule_agent(rule, "doudizhu"), base_agent=policy,
                                          base=base)
-        if base:  # the rollout search over a trained base policy: its network ranks the candidates (and,
-            # when it has the public agent's shape, may play seats of the rollouts: own=base, rollout=base)
+        if base:  # the rollout search over a trained base policy: its network ranks the candidates (and
+            # may play seats of the rollouts: own=base, rollout=base)
             policy = make_agent(base, game)
             if not hasattr(policy, "move_scores"):
                 raise ValueError(f"agent {spec!r}: the base policy {base!r} has no move scores")
             weights = policy.net.weights() if hasattr(getattr(policy, "net", None), "weights") else None
-            agent = parse_search_spec(spec, ranker=policy.move_scores, base_weights=weights)
+            # an action-in network has no compiled form: it plays the rollouts through the engine
+            agent = parse_search_spec(spec, ranker=policy.move_scores, base_weights=weights, base_agent=policy,
+                                      make_rule=lambda rule: make_rule_agent(rule, game))
             check_game(agent, spec, game)
             return agent
     if name == "checkpoint":
