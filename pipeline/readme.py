@@ -33,6 +33,7 @@ WARM = "reports/strong/doudizhu-warm/final.json"
 AUCTION = "reports/strong/auction.json"
 BIG2_STRONG = "reports/strong/big2/final.json"
 BIG2_PUBLIC = "reports/strong/big2-public/final.json"
+BUDGET = "reports/strong/budget.json"
 WHOLE = "reports/doudizhu_auction/metrics.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
@@ -106,6 +107,14 @@ def block() -> str:
                      f"{ci(BIG2_PUBLIC, 'matches.charlesworth.all.win_rate')} against three copies of the public "
                      "agent (the DMC anchor: +1.84 points)."
                      if exists(BIG2_PUBLIC) and "charlesworth" in value(BIG2_PUBLIC, "matches") else ".")]
+    if exists(BUDGET):
+        lines += ["", "**The budget the strong runs' curves show for their missed targets** (a least-squares line "
+                      "against log10 CPU-hours, extrapolated; `reports/strong/report.md`): " + "; ".join(
+                          f"{run}, {b['what'].removeprefix('issue 25: ')} ({b['opponent']}, {b['role']}): "
+                          + (f"about {b['cpu_hours']:,.1f} CPU-hours ({b['cpu_hours_low']:,.1f} to "
+                             f"{b['cpu_hours_high']:,.1f}), {b['last_cpu_hours']:.2f} spent"
+                             if b["verdict"] == "extrapolated" else b["verdict"])
+                          for run, fits in value(BUDGET, "").items() for b in fits) + "."]
     if exists(CHAMPION):
         lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
                       f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "

@@ -333,6 +333,59 @@ def _imitation_summary(run: str, runs: Path) -> dict[str, Any] | None:
             "holdout_accuracy": im["holdout_accuracy"], "cpu_s": im["cpu_s"]}
 
 
+def budget_needed(points: list[dict[str, Any]], t: Target) -> dict[str, Any] | None:
+    """What the curve says of the budget that would reach target ``t``: a least-squares line of the
+    measure against log10(CPU-hours) over the curve's points, its slope per tenfold budget with a 95%
+    t interval (its residuals hold the evaluation's noise and the trajectory's), and, where the slope
+    is shown to be above 0 and the line is still below the target at the last point, the CPU-hours at
+    which the line reaches it (with the slope's interval: a range), an extrapolation beyond the
+    measured range. ``None`` when the curve lacks the measure or has fewer than 4 points."""
+    import numpy as np
+    from scipy import stats
+
+    pts = [(p["cpu_hours"], p[t.opponent][t.role][t.measure]) for p in points
+           if p.get("cpu_hours", 0) > 0 and isinstance(p.get(t.opponent), dict) and t.role in p[t.opponent]]
+    if len(pts) < 4:
+        return None
+    x = np.log10([h for h, _ in pts])
+    y = np.array([v for _, v in pts], dtype=np.float64)
+    if np.ptp(x) == 0:  # every point at one budget: no slope to read
+        slope = low = high = at_last = float("nan")
+    else:
+        fit = stats.linregress(x, y)
+        half = float(stats.t.ppf(0.975, len(pts) - 2) * fit.stderr)
+        slope, low, high = float(fit.slope), float(fit.slope) - half, float(fit.slope) + half
+        at_last = float(fit.intercept + fit.slope * x[-1])
+    last_h = float(pts[-1][0])
+    out = {"what": t.what, "opponent": t.opponent, "role": t.role, "measure": t.measure, "target": t.at_least,
+           "points": len(pts), "slope_per_decade": slope, "slope_low": low, "slope_high": high,
+           "last_cpu_hours": last_h, "fitted_at_last": at_last, "cpu_hours": None, "cpu_hours_low": None,
+           "cpu_hours_high": None}
+    if at_last >= t.at_least:
+        out["verdict"] = "the line already reaches it at the last point"
+    elif not low > 0:  # NaN too: points at one budget give no slope
+        out["verdict"] = "no rise shown (the slope's interval is not above 0): no budget reaches it on this curve"
+    else:
+        gap = t.at_least - at_last
+        out.update(cpu_hours=last_h * 10 ** (gap / slope), cpu_hours_low=last_h * 10 ** (gap / high),
+                   cpu_hours_high=last_h * 10 ** (gap / low), verdict="extrapolated")
+    return {k: None if isinstance(v, float) and v != v else v for k, v in out.items()}  # NaN: no value
+
+
+def _budget_line(b: dict[str, Any]) -> str:
+    if None in (b["slope_per_decade"], b["slope_low"], b["slope_high"], b["fitted_at_last"]):
+        return f"| {b['what']} | | | {b['verdict']} |"  # no slope to read (points at one budget, or too few)
+    spec = ".3f" if b["measure"] == "win_rate" else "+.3f"
+    slope = f"{b['slope_per_decade']:+.3f} [{b['slope_low']:+.3f}, {b['slope_high']:+.3f}]"
+    if b["verdict"] == "extrapolated":
+        need = (f"about {b['cpu_hours']:,.1f} CPU-hours ({b['cpu_hours_low']:,.1f} to {b['cpu_hours_high']:,.1f} "
+                "with the slope's interval)")
+    else:
+        need = b["verdict"]
+    return (f"| {b['what']} | {b['fitted_at_last']:{spec}} at {b['last_cpu_hours']:.2f} CPU-hours | {slope} | "
+            f"{need} |")
+
+
 def _cell(x: dict[str, Any], points: str) -> str:
     from climbrl.evaluate.stats import format_interval
 
@@ -352,6 +405,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
              "policy (chosen by nothing) on the game's versioned evaluation deals. Win rates with their 95% "
              "intervals; Dou Dizhu by role under DouZero's protocol, with ADP; Big 2 from every seat, with the "
              "rules' points per game. The network plays alone: no search.", ""]
+    budgets: dict[str, list[dict[str, Any]]] = {}
     for game in params:
         c_path, f_path = reports / game / "curve.json", reports / game / "final.json"
         if not c_path.exists() or not f_path.exists():
@@ -389,6 +443,17 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                 lines.append(f"| {t.what} | {x[t.measure]:{spec}} "
                              f"{format_interval(x.get(t.measure + '_low'), x.get(t.measure + '_high'), spec)} | "
                              f"{_verdict(x, t)} |")
+        missed = [t for t in targets_of(f["game"], f["rules"])
+                  if _verdict(f["matches"].get(t.opponent, {}).get(t.role, {}), t) != "met"]
+        fits = [b for t in missed if (b := budget_needed(c["points"], t)) is not None]
+        budgets[game] = fits
+        if fits:
+            lines += ["", "The budget each missed target would need, read off the curve below (an extrapolation: a "
+                      "least-squares line of the measure against log10 CPU-hours over its points, its slope per "
+                      "tenfold budget with a 95% interval; where the slope is shown to be above 0, the CPU-hours at "
+                      "which the line reaches the target, far beyond the measured range):", "",
+                      "| target | the line at the last point | slope per tenfold budget | budget |",
+                      "|---|---|---|---|", *(_budget_line(b) for b in fits)]
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
         points_cols = [o for o, r in roles if r == "all"]  # Big 2: the rules' points per game too
         half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)
@@ -407,6 +472,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
     out = reports / "report.md"
     reports.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
+    (reports / "budget.json").write_text(json.dumps(budgets, indent=1) + "\n")
     return out
 
 

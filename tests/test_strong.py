@@ -5,6 +5,7 @@ evaluation and the report."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,7 @@ def test_the_strong_pipeline_trains_resumes_and_reports_both_games(tmp_path) -> 
     md = strong.report(longer, reports=reports).read_text()
     assert "## doudizhu (`douzero` rules, dmc, self-play)" in md and "## big2 (`paper` rules, dmc, self-play)" in md
     assert "issue 25: >= 0.80 as landlord" in md and (reports / "figures" / "doudizhu.png").stat().st_size > 0
+    assert set(json.loads((reports / "budget.json").read_text())) == {"doudizhu", "big2"}
     # other settings start the folder over: the stage's output always matches its params
     res = strong.train_game("big2", _params(tmp_path, hidden=8), runs=runs, track=False)
     assert len(res["history"]) == 2 and ckpt.load(runs / "big2" / "checkpoint.pt")["config"]["hidden"] == 8
@@ -189,3 +191,32 @@ def test_the_report_stage_reads_every_run_of_the_params() -> None:
         "stages"]["report"]["deps"]
     for run in strong.load_strong_params():
         assert {f"reports/strong/{run}/curve.json", f"reports/strong/{run}/final.json"} <= set(deps), run
+
+
+def _curve(values: list[float], hours: list[float]) -> list[dict]:
+    return [{"cpu_hours": h, "heuristic": {"all": {"win_rate": v}}} for h, v in zip(hours, values, strict=True)]
+
+
+def test_the_budget_a_missed_target_needs_is_read_off_the_curve() -> None:
+    """A curve rising by 0.1 per tenfold budget (up to a little noise) from 0.3 at 1 CPU-hour
+    reaches 0.40 at about 10 CPU-hours, with a range from the slope's interval around it; a flat
+    or falling curve shows no budget; a line already at the target says so; too few points, none."""
+    t = strong.Target("heuristic", "all", 0.40, "target")
+    hours = [0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
+    noise = [0.002, -0.003, 0.001, 0.002, -0.002, 0.0]
+    rising = [0.3 + 0.1 * math.log10(h) + e for h, e in zip(hours, noise, strict=True)]
+    b = strong.budget_needed(_curve(rising, hours), t)
+    assert b["verdict"] == "extrapolated" and b["points"] == 6
+    assert b["slope_low"] < 0.1 < b["slope_high"] and b["slope_low"] > 0
+    assert 8 < b["cpu_hours"] < 12 and b["cpu_hours_low"] < b["cpu_hours"] < b["cpu_hours_high"]
+    flat = strong.budget_needed(_curve([0.30 + e for e in noise], hours), t)
+    assert flat["verdict"].startswith("no rise shown") and flat["cpu_hours"] is None
+    falling = strong.budget_needed(_curve([0.35 - 0.05 * i for i in range(6)], hours), t)
+    assert falling["slope_high"] < 0 and falling["verdict"].startswith("no rise shown")
+    there = strong.budget_needed(_curve([v + 0.2 for v in rising], hours), t)
+    assert there["verdict"] == "the line already reaches it at the last point"
+    assert strong.budget_needed(_curve(rising[:3], hours[:3]), t) is None
+    assert strong.budget_needed(_curve(rising, hours), strong.Target("random", "all", 0.4, "x")) is None
+    same = strong.budget_needed(_curve(rising, [0.5] * 6), t)  # one budget: no slope to read
+    assert same["verdict"].startswith("no rise shown") and same["cpu_hours"] is None
+    assert same["slope_per_decade"] is None and "|" in strong._budget_line(same)
