@@ -55,9 +55,9 @@ from pipeline.external import external_missing
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
 BASE = Path("runs/champion/base")
+"""Where the base stage writes the base policy (``policy.pt``) and its training record."""
 STRONG = Path("models/big2/policy.pt")
 """The shipped Big 2 strong policy: the ``strong_matches`` play it."""
-"""Where the base stage writes the base policy (``policy.pt``) and its training record."""
 BASE_RULES = "charlesworth"
 """The base policy's rules: its network has the public agent's observation and action space."""
 TRAINING_BUDGET_S = 3600.0

@@ -129,8 +129,7 @@ def report(params: Any, reports: str | Path) -> Path:
     for ck, c in champ.items():
         for k, r in played.items():
             if k != ck and not any((k, ck) == p[:2] for p in pairs) and \
-                    (r["opponent"], r["rules"], r["deal_set"], r.get("deals_sha256"), r["seat_seed"]) == \
-                    (c["opponent"], c["rules"], c["deal_set"], c.get("deals_sha256"), c["seat_seed"]):
+                    _pairing_key(r) == _pairing_key(c):
                 # each pair once, on the same deals (a record without the digest pairs with its like only)
                 pairs.append((ck, k, paired_difference(c["deal_wins"], r["deal_wins"], c["games"] // c["deals"])))
     if pairs:
@@ -185,6 +184,12 @@ def report(params: Any, reports: str | Path) -> Path:
     return out
 
 
+def _pairing_key(r: dict[str, Any]) -> tuple:
+    """What two match records must share to be paired deal by deal: the opponent, the rules, the deal
+    set and its digest (a record without one pairs with its like only), and the seat streams."""
+    return r["opponent"], r["rules"], r["deal_set"], r.get("deals_sha256"), r["seat_seed"]
+
+
 def _with_search_lines(played: dict[str, dict[str, Any]]) -> list[str]:
     """The strong policy with search against alone (:data:`WITH_SEARCH`), paired on the deals both
     played, when both matches were played on the same deals."""
@@ -194,8 +199,7 @@ def _with_search_lines(played: dict[str, dict[str, Any]]) -> list[str]:
     if a not in played or b not in played:
         return []
     x, y = played[a], played[b]
-    if (x["opponent"], x["rules"], x.get("deals_sha256"), x["seat_seed"]) != \
-            (y["opponent"], y["rules"], y.get("deals_sha256"), y["seat_seed"]):
+    if _pairing_key(x) != _pairing_key(y):
         return []
     d = paired_difference(x["deal_wins"], y["deal_wins"], x["games"] // x["deals"])
     return ["", "## The strong policy with and without search (issue 25)", "",

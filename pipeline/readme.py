@@ -109,12 +109,13 @@ def block() -> str:
                      if exists(BIG2_PUBLIC) and "charlesworth" in value(BIG2_PUBLIC, "matches") else ".")]
     if exists(BUDGET):
         lines += ["", "**The budget the strong runs' curves show for their missed targets** (a least-squares line "
-                      "against log10 CPU-hours, extrapolated; `reports/strong/report.md`): " + "; ".join(
+                      "against log10 CPU-hours over each curve, extrapolated, with a rough range; "
+                      "`reports/strong/report.md`): " + "; ".join(
                           f"{run}, {b['what'].removeprefix('issue 25: ')} ({b['opponent']}, {b['role']}): "
                           + (f"about {b['cpu_hours']:,.1f} CPU-hours ({b['cpu_hours_low']:,.1f} to "
                              f"{b['cpu_hours_high']:,.1f}), {b['last_cpu_hours']:.2f} spent"
                              if b["verdict"] == "extrapolated" else b["verdict"])
-                          for run, fits in value(BUDGET, "").items() for b in fits) + "."]
+                          for run, fits in value(BUDGET, "").items() for b in fits.values()) + "."]
     if exists(CHAMPION):
         lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
                       f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "

@@ -364,7 +364,7 @@ def budget_needed(points: list[dict[str, Any]], t: Target) -> dict[str, Any] | N
     if at_last >= t.at_least:
         out["verdict"] = "the line already reaches it at the last point"
     elif not low > 0:  # NaN too: points at one budget give no slope
-        out["verdict"] = "no rise shown (the slope's interval is not above 0): no budget reaches it on this curve"
+        out["verdict"] = "no rise shown (the slope's interval is not above 0): this curve gives no budget for it"
     else:
         gap = t.at_least - at_last
         out.update(cpu_hours=last_h * 10 ** (gap / slope), cpu_hours_low=last_h * 10 ** (gap / high),
@@ -405,7 +405,7 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
              "policy (chosen by nothing) on the game's versioned evaluation deals. Win rates with their 95% "
              "intervals; Dou Dizhu by role under DouZero's protocol, with ADP; Big 2 from every seat, with the "
              "rules' points per game. The network plays alone: no search.", ""]
-    budgets: dict[str, list[dict[str, Any]]] = {}
+    budgets: dict[str, dict[str, dict[str, Any]]] = {}
     for game in params:
         c_path, f_path = reports / game / "curve.json", reports / game / "final.json"
         if not c_path.exists() or not f_path.exists():
@@ -444,16 +444,19 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                              f"{format_interval(x.get(t.measure + '_low'), x.get(t.measure + '_high'), spec)} | "
                              f"{_verdict(x, t)} |")
         missed = [t for t in targets_of(f["game"], f["rules"])
-                  if _verdict(f["matches"].get(t.opponent, {}).get(t.role, {}), t) != "met"]
-        fits = [b for t in missed if (b := budget_needed(c["points"], t)) is not None]
+                  if _verdict(f["matches"].get(t.opponent, {}).get(t.role, {}), t) == "missed"]
+        fits = {f"{t.opponent}/{t.role}": b for t in missed if (b := budget_needed(c["points"], t)) is not None}
         budgets[game] = fits
         if fits:
-            lines += ["", "The budget each missed target would need, read off the curve below (an extrapolation: a "
-                      "least-squares line of the measure against log10 CPU-hours over its points, its slope per "
-                      "tenfold budget with a 95% interval; where the slope is shown to be above 0, the CPU-hours at "
-                      "which the line reaches the target, far beyond the measured range):", "",
+            lines += ["", "The budget each missed target would need, read off the learning curve below (an "
+                      "extrapolation: a least-squares line of the measure against log10 CPU-hours over the curve's "
+                      "points, which are measured on its fresh deals, not on the final evaluation's; its slope per "
+                      "tenfold budget with a 95% t interval; where the slope is shown to be above 0, the CPU-hours "
+                      "at which the line reaches the target, beyond the last point. The range comes from the "
+                      "slope's interval alone: it leaves out the uncertainty of the line's level and the points' "
+                      "correlation along one training, so it is a rough one):", "",
                       "| target | the line at the last point | slope per tenfold budget | budget |",
-                      "|---|---|---|---|", *(_budget_line(b) for b in fits)]
+                      "|---|---|---|---|", *(_budget_line(b) for b in fits.values())]
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
         points_cols = [o for o, r in roles if r == "all"]  # Big 2: the rules' points per game too
         half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)

@@ -397,3 +397,26 @@ def test_the_readme_gives_the_matches_the_deals_of_the_params() -> None:
     for name in ("heuristic", "greedy", "random"):
         record = json.loads((REPO / "reports" / "champion" / "matches" / f"{name}.json").read_text())
         assert record["deals"] == m[name].deals
+
+
+def test_the_docs_paired_verdict_reads_the_paired_interval(tmp_path, monkeypatch) -> None:
+    """``paired_verdict`` (docs macro) says above 0, below 0 or no difference from the paired
+    interval of two match records."""
+    from pipeline import docs
+
+    monkeypatch.setattr(docs, "ROOT", tmp_path)
+    folder = tmp_path / "reports" / "champion" / "matches"
+    folder.mkdir(parents=True)
+
+    def record(name: str, deal_wins: str) -> None:
+        (folder / f"{name}.json").write_text(json.dumps({"deal_wins": deal_wins, "games": 4 * len(deal_wins),
+                                                         "deals": len(deal_wins)}))
+
+    record("more", "2323322332")
+    record("less", "1011010101")
+    record("same", "2323322332")
+    record("mixed", "3232233223")
+    assert docs.paired_verdict("more", "less") == "above 0"
+    assert docs.paired_verdict("less", "more") == "below 0"
+    assert docs.paired_verdict("more", "mixed").endswith("no difference shown")
+    assert docs.paired("more", "same") == "+0.000"  # no spread: no interval

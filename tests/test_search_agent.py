@@ -342,3 +342,21 @@ def test_an_action_in_base_policy_plays_its_own_rollouts_and_sees_only_its_obser
     for bad, why in ((",own=base,belief=2", "belief"), (",own=base,rollout=charlesworth", "charlesworth")):
         with pytest.raises(ValueError, match=why):
             make_any_agent(f"search:checkpoint:{base_policy},S=4" + bad, "big2:charlesworth")
+
+
+def test_play_candidates_give_each_deal_its_own_streams_the_same_for_every_candidate() -> None:
+    """Common random numbers: with random players the same move on the same deal gives the same
+    game whichever candidate it is, another deal's seed another game, and the streams are the
+    documented ``Random(seed x players + seat)``."""
+    from climbrl.agents.runner import play_candidates, play_out
+
+    rnd = make_agent("random")
+    state = _play_to(GAMES[0], 3, steps=6)
+    seat, move = state.current_player, state.legal_moves()[-1]
+    done = play_candidates([state, state], [move, move], [5, 9], (rnd, rnd), seat)
+    assert [s.moves for s in done[:2]] == [s.moves for s in done[2:]]  # candidate-major, same streams
+    assert done[0].moves != done[1].moves  # another seed, another game
+    alone = state.clone()
+    alone.apply(move)
+    play_out([alone], (rnd, rnd), seat, [[random.Random(5 * 4 + p) for p in range(4)]])
+    assert alone.moves == done[0].moves and all(s.is_terminal() for s in done)

@@ -11,7 +11,7 @@ At each play decision with a real choice the agent
 3. plays each candidate on every sampled deal and **rolls the game out to the end** with the
    rollout policies (the same deals and the same random streams for every candidate: common
    random numbers), all rollouts of a decision in lockstep, so a network plays them in one
-   batch per step;
+   batch per policy and step;
 4. plays the candidate with the **highest mean return** of its seat (``value=score``: the score
    with the bomb, rocket and spring doublings, by role, what ADP counts) or the **most wins**
    (``value=win``: what WP counts), means weighted over the deals (*Weights* below); ties go to

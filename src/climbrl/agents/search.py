@@ -80,8 +80,9 @@ Choices, and why:
   deal is rebuilt into a game that reaches the agent's observation (:func:`rebuild`: the hands
   plus what each seat has played, the public moves replayed, every one checked), each candidate is
   played on it, and all ``S x K`` games are played out in lockstep
-  (:func:`~climbrl.agents.runner.play_out`), the network scoring every waiting decision in one
-  batch per step; rule agents may play the other seats. The tally is the compiled rollouts' (a
+  (:func:`~climbrl.agents.runner.play_candidates`), the network scoring the waiting decisions of
+  a step in a batch per policy (the own seat's, then the others'); rule agents may play the other
+  seats. The tally is the compiled rollouts' (a
   test plays the heuristic in every seat both ways: the same wins, cards left and points). The
   belief filter needs a compiled opponent model and is refused here.
 - *Scores.* Win = the agent's seat goes out first (the match's criterion under every preset);
@@ -453,7 +454,7 @@ class SearchAgent(Agent):
                         pen: np.ndarray, partner: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`score` with the rollouts played by the engine: every sampled deal rebuilt
         (:func:`rebuild`), each candidate played on it, and all of them played out in lockstep
-        (:func:`~climbrl.agents.runner.play_candidates`: one batched call of the network per step);
+        (:func:`~climbrl.agents.runner.play_candidates`: one batched call per policy and step);
         deal ``i``'s rollouts draw from streams seeded by ``seeds[i]``, the same for every candidate."""
         assert self.seat_agents is not None
         seat = d.seat
