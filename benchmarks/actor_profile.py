@@ -21,7 +21,8 @@ wrapping the function that does it:
 
 It also times the network's widest layer (``hidden x hidden``) alone on this core at the batch
 shapes the actor fed it, to tell how close the forward pass runs to the core's matrix-product
-speed. ``speedup_bound_engine_free``, the playing time over the network's share, is the most any
+speed. The FLOPs are counted from the shapes of the MLP action-in network (the study's; an LSTM's
+are not counted). ``speedup_bound_engine_free``, the playing time over the network's share, is the most any
 work outside the network can give, and ``speedup_bound_engine_free_network_at_layer_speed`` the most
 with the whole forward pass (every layer's FLOPs, counted from the shapes) run at that layer's speed
 too; where they are below 2, twice the decisions per core need fewer
@@ -155,7 +156,8 @@ def widest_layer_rate(batches: list[int], hidden: int, seed: int) -> float:
     """GFLOP/s of a ``hidden x hidden`` linear layer on this core over the actor's batch sizes."""
     gen = torch.Generator().manual_seed(seed)
     layer = torch.nn.Linear(hidden, hidden)
-    inputs = [torch.randn(b, hidden, generator=gen) for b in sorted(set(batches))[:: max(1, len(set(batches)) // 40)]]
+    # a systematic sample of the batches the actor fed it (each size as often as it came)
+    inputs = [torch.randn(b, hidden, generator=gen) for b in batches[:: max(1, len(batches) // 60)]]
     with torch.no_grad():
         for x in inputs:
             layer(x)
