@@ -4,8 +4,8 @@ issue 25's "twice today's decisions per second per core". Writes benchmarks/resu
 Run: ``.venv/bin/python benchmarks/actor_profile.py [--games doudizhu:douzero,big2:paper]
 [--algo dmc] [--epochs 3] [--games-per-epoch 300] [--hidden 512] [--note TEXT] [--out FILE]``; with
 ``PYTHONPATH=WORKTREE/src`` it measures another version's code (its commit is recorded): the
-version before issue 25 (32d28e6, which has no dmc: ``--algo mcq``, whose self-play is dmc's) is
-issue 25's "today" (``results/actor_profile_before_25.json``).
+version before issue 25 (32d28e6, which has no dmc: ``--algo mcq``, compared with today's mcq in
+``results/actor_profile_mcq.json``) is issue 25's "today" (``results/actor_profile_before_25.json``).
 
 One process plays what one actor plays: the learner's behaviour policy (a fresh network of the
 configured size, epsilon-greedy for the value learners) in every seat, ``games-per-epoch`` games in
@@ -26,8 +26,8 @@ are not counted). ``speedup_bound_engine_free``, the playing time over the netwo
 work outside the network can give, and ``speedup_bound_engine_free_network_at_layer_speed`` the most
 with the whole forward pass (every layer's FLOPs, counted from the shapes) run at that layer's speed
 too; where they are below 2, twice the decisions per core need fewer
-network FLOPs per decision (a smaller network or fewer scored moves) or faster arithmetic (lower
-precision, which the reproducibility rules exclude), not a faster engine. Measurements of this
+network FLOPs per decision (a smaller network or fewer scored moves) or lower-precision arithmetic
+(which changes the numbers rather than computing them faster), not a faster engine. Measurements of this
 machine at the time of the run (load average recorded), never assertions.
 """
 
@@ -86,11 +86,11 @@ def profile(game_spec: str, algo: str, epochs: int, games: int, hidden: int, see
 
     def counted_forward(net, states, moves, seg):
         if not torch.is_grad_enabled():
-            rows, h = int(moves.shape[0]), net.hidden
-            timers.rows += rows
-            timers.batches.append(rows)
+            scored, h = int(moves.shape[0]), net.hidden
+            timers.rows += scored
+            timers.batches.append(scored)
             # the first layer on each state and each move, the widest layer and the output, per scored move
-            timers.flops += 2 * (states.shape[0] * states.shape[1] * h + rows * (moves.shape[1] * h + h * h + h))
+            timers.flops += 2 * (states.shape[0] * states.shape[1] * h + scored * (moves.shape[1] * h + h * h + h))
         return forward(net, states, moves, seg)
 
     patches = [(Decision, "from_state", classmethod(timers.wrap("engine", Decision.from_state.__func__))),

@@ -136,7 +136,6 @@ def play_out(states: list[Any], policies: Sequence[Agent], seat: int, rngs: Sequ
         active = [i for i in active if not states[i].is_terminal()]
 
 
-
 def play_candidates(bases: Sequence[Any], moves: Sequence[Any], seeds: Sequence[int], policies: Sequence[Agent],
                     seat: int) -> list[Any]:
     """A decision-time search's rollouts: each move of ``moves`` played on a copy of each sampled

@@ -123,7 +123,7 @@ from climbrl.agents.rollouts import (
     GREEDY,
     HEURISTIC,
     NETWORK,
-    _points,
+    _tally,
     candidate_order,
     combo_cls,
     model_search_scores,
@@ -430,10 +430,10 @@ class SearchAgent(Agent):
         """(wins, cards left, points) of each candidate over ``deals`` (``seeds``: with a network
         in the rollouts, the stream of each deal's rollouts; default all zero). Points: the
         returns of :attr:`value` (zero with ``value=win``)."""
-        cls, power, last_player, locked = trick_state(d.observation)
         pen, partner = self.scoring(d)
         if self.lockstep:
             return self.lockstep_scores(d, cand, deals, seeds, pen, partner)
+        cls, power, last_player, locked = trick_state(d.observation)
         c_masks = np.array([d.moves[i] for i in cand], dtype=np.int64)
         c_types = np.array([d.types[i] for i in cand], dtype=np.int64)
         c_powers = np.array([d.powers[i] for i in cand], dtype=np.int64)
@@ -462,16 +462,10 @@ class SearchAgent(Agent):
             seeds = np.zeros(len(deals), dtype=np.int64)
         base = [rebuild(d.observation, d.game, deal) for deal in deals]
         states = play_candidates(base, [d.moves[int(k)] for k in cand], seeds, self.seat_agents, seat)
-        n = len(deals)
-        wins = np.zeros(len(cand), dtype=np.int64)
-        cards = np.zeros(len(cand), dtype=np.int64)
-        points = np.zeros(len(cand), dtype=np.int64)
-        for i, st in enumerate(states):
-            j = i // n
-            hands = np.array(st.hands, dtype=np.int64)
-            wins[j] += st.winner == seat
-            cards[j] += int(hands[seat]).bit_count()
-            points[j] += _points(hands, seat, partner, pen)
+        wins, cards, points = (np.zeros(len(cand), dtype=np.int64) for _ in range(3))
+        for i, st in enumerate(states):  # candidate-major: game i is candidate i // len(deals)'s
+            _tally(i // len(deals), st.winner, np.array(st.hands, dtype=np.int64), seat, partner, pen, wins, cards,
+                   points)  # the compiled rollouts' own tally
         return wins, cards, points
 
     def check_value(self, rules: Rules) -> None:
