@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong seeds tune server serve docs
+.PHONY: run test lint bench venv ablations champion strong strong-long seeds tune server serve docs
 
 venv: $(VENV)/.installed
 
@@ -41,6 +41,11 @@ champion: venv
 # games far past the study's budget, resumed when killed, its learning curve against CPU-hours
 strong: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/dvc.yaml
+
+# Big 2's strong run continued from its shipped policy, testing its curve's line at a larger budget (issue 25;
+# strong/long/params.yaml; about 1.7 h on two cores; not part of `strong`): reports/strong/long/report.md
+strong-long: venv
+	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/long/dvc.yaml
 
 # play the lab's agents in a browser (issue 27): http://127.0.0.1:8765/ (PORT=...); this machine only
 PORT ?= 8765

@@ -5,10 +5,14 @@ agent is named; ``climbrl serve`` lists them).
 ``python -m pipeline.models ship RUN`` copies ``make strong``'s final policy of the run
 (``runs/strong/RUN/policy.pt``, a weights-only checkpoint: :func:`climbrl.learn.checkpoint.load`
 reads it with ``weights_only=True``) to ``models/RUN/`` and writes ``models/RUN/model.json`` beside
-it: the file's SHA-256 and size, the run's settings as ``strong/params.yaml`` holds them, the command
-that made it, and its final evaluation as ``reports/strong/RUN/final.json`` holds it (win rates with
-their intervals and sample sizes, on the study's versioned evaluation decks). ``tests/test_models.py``
-holds every shipped file to its manifest and the manifest to the params.
+it: the file's SHA-256 and size, the run's settings as ``strong/params.yaml`` (or
+``strong/long/params.yaml``: :data:`SOURCES`) holds them, the command that made it, and its final
+evaluation as ``reports/strong/RUN/final.json`` (``reports/strong/long/RUN/`` for a long run)
+holds it (win rates with their intervals and sample sizes, on the study's versioned evaluation
+decks); the run's learning curve goes beside it as
+``curve.json``, so that a run continuing the policy (``make strong-long``) starts from both without
+retraining. ``tests/test_models.py`` holds every shipped file to its manifest and the manifest to
+the params.
 """
 
 from __future__ import annotations
@@ -27,35 +31,61 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
 
 
-def manifest(run: str, policy: Path, root: Path = ROOT) -> dict[str, Any]:
-    """What ``model.json`` says of the run's shipped policy."""
+SOURCES = (("strong/params.yaml", "reports/strong", "make strong", ""),
+           ("strong/long/params.yaml", "reports/strong/long", "make strong-long",
+            " --params strong/long/params.yaml"))
+"""Where a run can come from: its params file, its reports folder, the make target and the extra
+arguments of its ``python -m pipeline.strong`` steps."""
+
+
+def source(run: str, root: Path = ROOT) -> tuple[dict[str, Any], Path, str]:
+    """The run's params (its ``games`` entry), reports folder and the command that trains it;
+    ``ValueError`` naming every params file when no file has the run."""
     from pipeline.strong import load_strong_params
 
-    params = load_strong_params(root / "strong" / "params.yaml")
-    if run not in params:
-        raise ValueError(f"strong/params.yaml has no run {run!r} (runs: {', '.join(params)})")
-    final_path = root / "reports" / "strong" / run / "final.json"
+    names = []
+    for params_file, reports, target, extra in SOURCES:
+        if not (root / params_file).exists():
+            continue
+        params = load_strong_params(root / params_file)
+        if run in params:
+            return (params[run], root / reports,
+                    f"{target} (the stage train@{run}: python -m pipeline.strong train {run}{extra})")
+        names += params
+    raise ValueError(f"no run {run!r} in {' or '.join(f for f, *_ in SOURCES)} (runs: {', '.join(names)})")
+
+
+def manifest(run: str, policy: Path, root: Path = ROOT) -> dict[str, Any]:
+    """What ``model.json`` says of the run's shipped policy."""
+    spec, reports, command = source(run, root)
+    final_path = reports / run / "final.json"
     if not final_path.exists():
-        raise FileNotFoundError(f"{final_path.relative_to(root)} missing: run make strong (final@{run}) first")
+        raise FileNotFoundError(f"{final_path.relative_to(root)} missing: run {command.split(' (')[0]} "
+                                f"(final@{run}) first")
     final = json.loads(final_path.read_text())
     return {"run": run, "game": final["game"], "rules": final["rules"], "algo": final["algo"],
             "file": "policy.pt", "sha256": sha256_file(policy), "bytes": policy.stat().st_size,
-            "settings": {k: v for k, v in params[run].items() if k in ("imitate", "train")},
-            "command": f"make strong (the stage train@{run}: python -m pipeline.strong train {run})",
+            "settings": {k: v for k, v in spec.items() if k in ("imitate", "continue", "train")},
+            "command": command,
             "final": {"deal_set": final["deal_set"], "deals": final["deals"], "matches": final["matches"]}}
 
 
 def ship(run: str, root: Path = ROOT) -> Path:
     """Copy the run's final policy into ``models/RUN`` with its manifest; returns the manifest's path."""
-    source = root / "runs" / "strong" / run / "policy.pt"
-    if not source.exists():
-        raise FileNotFoundError(f"{source.relative_to(root)} missing: run make strong (train@{run}) first")
-    info = manifest(run, source, root)  # checked before anything is written
+    policy = root / "runs" / "strong" / run / "policy.pt"
+    if not policy.exists():
+        raise FileNotFoundError(f"{policy.relative_to(root)} missing: train the run first (train@{run}, make strong "
+                                "or make strong-long)")
+    info = manifest(run, policy, root)  # checked before anything is written
+    reports = source(run, root)[1]
     out = root / "models" / run
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, out / "policy.pt")
+    shutil.copyfile(policy, out / "policy.pt")
     if sha256_file(out / "policy.pt") != info["sha256"]:
-        raise OSError(f"{out / 'policy.pt'}: the copy differs from {source}")
+        raise OSError(f"{out / 'policy.pt'}: the copy differs from {policy}")
+    curve = reports / run / "curve.json"
+    if curve.exists():  # the curve the policy ends: a run that continues it starts from both (strong/long)
+        shutil.copyfile(curve, out / "curve.json")
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     return out / "model.json"
 

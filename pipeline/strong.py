@@ -54,8 +54,13 @@ PARAMS = Path(__file__).resolve().parents[1] / "strong" / "params.yaml"
 RUNS = Path("runs/strong")
 REPORTS = Path("reports/strong")
 SECTIONS = ("train", "curve", "evaluate")
-OPTIONAL = ("imitate",)
+OPTIONAL = ("imitate", "continue")
 IMITATION = "imitation"
+START = "start.json"
+
+
+class StrongError(ValueError):
+    """Params or inputs the strong pipeline cannot use; ``main`` prints it and exits 2."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,8 @@ def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
         config(spec, game)  # ConfigError names the field
         if "imitate" in spec:
             imitation_config(spec, game)  # ImitationError names the field
+        if "continue" in spec:
+            _check_continue(spec, game, path)
         needs = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
         for section, keys in needs.items():
             missing = [k for k in keys if k not in spec[section]]
@@ -170,7 +177,20 @@ def config(spec: dict[str, Any], run: str, runs: Path = RUNS) -> Any:
     train = dict(spec["train"])
     if "imitate" in spec:
         train["init_policy"] = str(runs / run / IMITATION / "policy.pt")
+    if "continue" in spec:
+        train["init_policy"] = str(spec["continue"]["policy"])
     return train_config(train.pop("algo", "dmc"), **{**train, "game": game_of(spec, run)})
+
+
+def _check_continue(spec: dict[str, Any], run: str, path: Path) -> None:
+    """A ``continue`` section names the policy the run starts from and the curve of the run that
+    made it (whose CPU-hours this run's points are added to); not both it and ``imitate``."""
+    c = spec["continue"]
+    if "imitate" in spec:
+        raise StrongError(f"{path}: games.{run} cannot both imitate and continue another run")
+    if not isinstance(c, dict) or set(c) != {"policy", "curve"}:
+        raise StrongError(f"{path}: games.{run}.continue must hold policy (the weights it starts from) and "
+                         "curve (the curve.json of the run that made them), nothing else")
 
 
 def imitation_config(spec: dict[str, Any], run: str) -> Any:
@@ -225,6 +245,7 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
     resume = (out / CHECKPOINT).exists()
     if resume:
         conflicts = ckpt.resume_conflicts(cfg, ckpt.load(out / CHECKPOINT))  # CheckpointError: left for a person
+        conflicts += _start_conflicts(params[game], out)
         if conflicts:
             print(f"strong {game}: {out} was trained with other settings ({'; '.join(map(str, conflicts))}): "
                   "starting over", file=sys.stderr)
@@ -232,6 +253,7 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
                 if entry.name != IMITATION:
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
             resume = False
+    _record_start(params[game], out, fresh=not resume)
     if not track:
         return train(cfg, out, resume=resume, progress=False)
     from climbrl import track as tr
@@ -243,6 +265,30 @@ def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, 
         res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
         run.complete(res["history"])
     return res
+
+
+def _start_conflicts(spec: dict[str, Any], out: Path) -> list[str]:
+    """A continued run's folder started from other weights than ``continue.policy`` holds now (a
+    policy shipped again under the same path): its training is not this run's."""
+    from climbrl.track import sha256_file
+
+    start = out / START
+    if "continue" not in spec or not start.exists():
+        return []
+    was = json.loads(start.read_text()).get("sha256")
+    now = sha256_file(Path(spec["continue"]["policy"]))
+    return [] if was == now else [f"it started from weights of SHA-256 {was}, {spec['continue']['policy']} is {now}"]
+
+
+def _record_start(spec: dict[str, Any], out: Path, fresh: bool) -> None:
+    """Write which weights a continued run starts from (``start.json``): for a fresh folder, and
+    for one trained before the file existed."""
+    from climbrl.track import sha256_file
+
+    if "continue" in spec and (fresh or not (out / START).exists()):
+        out.mkdir(parents=True, exist_ok=True)
+        policy = Path(spec["continue"]["policy"])
+        (out / START).write_text(json.dumps({"policy": str(policy), "sha256": sha256_file(policy)}, indent=1) + "\n")
 
 
 def cpu_seconds(history: list[dict[str, Any]]) -> list[float]:
@@ -268,6 +314,9 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     history = ckpt.load(out / CHECKPOINT)["history"]
     imitation = _imitation_summary(game, runs) if "imitate" in spec else None
     cloning = imitation["cpu_s"] if imitation else 0.0
+    before = continued_points(spec, game, cfg)
+    start = before[-1] if before else {"epoch": 0, "games": 0, "decisions": 0, "cpu_hours": 0.0}
+    cloning += start["cpu_hours"] * 3600
     spent = [cloning + s for s in cpu_seconds(history)]
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
@@ -276,11 +325,14 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     if "imitate" in spec:  # the student the training started from
         policies.insert(0, (0, out / IMITATION / POLICY))
     opponents, not_run = _opponents(list(spec["curve"]["opponents"]))
-    rows = []
+    rows = list(before)
     for epoch, path in policies:
-        row: dict[str, Any] = {"epoch": epoch, "games": sum(r["games"] for r in history[:epoch]),
-                               "decisions": sum(r["decisions"] for r in history[:epoch]),
+        row: dict[str, Any] = {"epoch": start["epoch"] + epoch,
+                               "games": start["games"] + sum(r["games"] for r in history[:epoch]),
+                               "decisions": start["decisions"] + sum(r["decisions"] for r in history[:epoch]),
                                "cpu_hours": (spent[epoch - 1] if epoch else cloning) / 3600}
+        if before:  # a continued curve names each point's run
+            row["run"] = game
         for opp in opponents:
             row[opp] = versus(f"checkpoint:{path}", opp, cfg.game, cfg.rules, spec["curve"]["deals"],
                               spec["curve"]["seed"], workers=workers, purpose="deep")
@@ -288,9 +340,43 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo, "deals": spec["curve"]["deals"],
            "seed": spec["curve"]["seed"], "actors": cfg.actors, "points": rows,
            "imitation": imitation, "not_run": not_run}
+    if before:
+        res["continued"] = {**spec["continue"], "points": len(before)}
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "curve.json").write_text(json.dumps(res, indent=2))
     return res
+
+
+def continued_points(spec: dict[str, Any], run: str, cfg: Any) -> list[dict[str, Any]]:
+    """The points of the curve a ``continue`` run goes on from (each marked with its ``run``): the
+    first points of this run's curve, whose last one is the policy this run starts from, at the
+    CPU-hours this run's own are added to. Empty without ``continue``. :class:`StrongError` when
+    that curve is missing, belongs to another game or rules, was measured on other deals or
+    against other opponents (its points and this run's would not be comparable), or when the
+    policy's manifest beside it (``model.json``, :mod:`pipeline.models`) names another run or file."""
+    if "continue" not in spec:
+        return []
+    path, policy = Path(spec["continue"]["curve"]), Path(spec["continue"]["policy"])
+    where = f"games.{run}.continue"
+    if not path.exists():
+        raise StrongError(f"{where}.curve: {path} missing (the curve of the run it continues: make strong)")
+    base = json.loads(path.read_text())
+    want = {"game": cfg.game, "rules": cfg.rules, "deals": spec["curve"]["deals"], "seed": spec["curve"]["seed"],
+            "opponents": sorted(spec["curve"]["opponents"])}
+    measured = [o for o, x in base["points"][0].items() if isinstance(x, dict)] + list(base.get("not_run", {}))
+    have = {**{k: base.get(k) for k in ("game", "rules", "deals", "seed")}, "opponents": sorted(measured)}
+    if have != want:
+        raise StrongError(f"{where}.curve: {path} was measured with {have}; this run's curve asks {want}: the "
+                          "points would not be comparable")
+    manifest = policy.parent / "model.json"
+    if manifest.exists():
+        from climbrl.track import sha256_file
+
+        info = json.loads(manifest.read_text())
+        if info.get("run") != base.get("run") or info.get("sha256") != sha256_file(policy):
+            raise StrongError(f"{where}: {policy} is not the final policy of the run of {path} ({manifest} names "
+                              f"run {info.get('run')!r} and another file)")
+    return [{**p, "run": p.get("run", base.get("run", base["game"]))} for p in base["points"]]
 
 
 def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, reports: Path = REPORTS,
@@ -372,6 +458,32 @@ def budget_needed(points: list[dict[str, Any]], t: Target) -> dict[str, Any] | N
     return {k: None if isinstance(v, float) and v != v else v for k, v in out.items()}  # NaN: no value
 
 
+def predicted_at(points: list[dict[str, Any]], t: Target, hours: float) -> dict[str, Any] | None:
+    """Where the least-squares line of :func:`budget_needed` over ``points`` puts target ``t``'s
+    measure at ``hours`` CPU-hours, with a 95% prediction interval for one point of the curve there
+    (the line's uncertainty and the points' scatter about it; the correlation of points along one
+    training is left out, so the interval is too narrow if anything). What a continued run tests:
+    the first run's line against the points the continuation measured. ``None`` with fewer than 4
+    points or all at one budget."""
+    import numpy as np
+    from scipy import stats
+
+    pts = [(p["cpu_hours"], p[t.opponent][t.role][t.measure]) for p in points
+           if p.get("cpu_hours", 0) > 0 and isinstance(p.get(t.opponent), dict) and t.role in p[t.opponent]]
+    x = np.log10([h for h, _ in pts])
+    if len(pts) < 4 or np.ptp(x) == 0:
+        return None
+    y = np.array([v for _, v in pts], dtype=np.float64)
+    fit = stats.linregress(x, y)
+    n, x0 = len(pts), float(np.log10(hours))
+    resid = y - (fit.intercept + fit.slope * x)
+    s = float(np.sqrt(resid @ resid / (n - 2)))
+    spread = 1 + 1 / n + (x0 - x.mean()) ** 2 / ((x - x.mean()) ** 2).sum()
+    half = float(stats.t.ppf(0.975, n - 2) * s * np.sqrt(spread))
+    at = float(fit.intercept + fit.slope * x0)
+    return {"cpu_hours": float(hours), "fitted": at, "low": at - half, "high": at + half, "points": n}
+
+
 def _budget_line(b: dict[str, Any]) -> str:
     if None in (b["slope_per_decade"], b["slope_low"], b["slope_high"], b["fitted_at_last"]):
         return f"| {b['what']} | | | {b['verdict']} |"  # no slope to read (points at one budget, or too few)
@@ -394,22 +506,25 @@ def _cell(x: dict[str, Any], points: str) -> str:
             f"{format_interval(x.get(points + '_low'), x.get(points + '_high'), '+.3f')}")
 
 
-def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
-    """``report.md`` and the curves' figures, from each game's ``curve.json`` and ``final.json``."""
+def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS,
+           source: str = "`strong/params.yaml`, `make strong`") -> Path:
+    """``report.md`` and the curves' figures, from each game's ``curve.json`` and ``final.json``
+    (``source``: the params and the command the report names)."""
     from climbrl.evaluate.stats import format_interval
 
     lines = ["# The strong learners (issue 25)", "",
-             "One training per game, far past the study's budget (`strong/params.yaml`, `make strong`). Learning "
+             f"One training per run, far past the study's budget ({source}). Learning "
              "curve: every kept policy against each opponent on the same fresh deals, at the CPU-hours the "
              "training had spent (CPU time of the training process and its actors). Final: the last "
              "policy (chosen by nothing) on the game's versioned evaluation deals. Win rates with their 95% "
              "intervals; Dou Dizhu by role under DouZero's protocol, with ADP; Big 2 from every seat, with the "
              "rules' points per game. The network plays alone: no search.", ""]
     budgets: dict[str, dict[str, dict[str, Any]]] = {}
+    tested: dict[str, dict[str, dict[str, Any]]] = {}
     for game in params:
         c_path, f_path = reports / game / "curve.json", reports / game / "final.json"
         if not c_path.exists() or not f_path.exists():
-            lines += [f"## {game}", "", f"Not run yet (`dvc repro strong/dvc.yaml`: curve@{game}, final@{game}).", ""]
+            lines += [f"## {game}", "", f"Not run yet ({source}: curve@{game}, final@{game}).", ""]
             continue
         c, f = json.loads(c_path.read_text()), json.loads(f_path.read_text())
         pts = "adp" if any("landlord" in m for m in f["matches"].values()) else "mean_reward"
@@ -419,12 +534,20 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                  f"decisions; the student picks the teacher's move in {im['holdout_accuracy']:.3f} of held-out "
                  f"decisions; {im['cpu_s'] / 3600:.2f} CPU-hours, counted in the curve; epoch 0 is the student)."
                  if im else "")
+        cont = c.get("continued")
+        if cont:
+            first = c["points"][cont["points"] - 1]
+            start += (f" Continued from `{cont['policy']}`, the final policy of the run "
+                      f"`{first.get('run', '')}` ({first['epoch']} epochs, {first['cpu_hours']:.2f} CPU-hours, counted "
+                      f"in the curve; its curve, `{cont['curve']}`, gives the first {cont['points']} points below), "
+                      "with a fresh optimizer (the shipped file holds the weights alone).")
         train = params[game]["train"]
         against = (f", against {', '.join(train.get('fixed_opponents', []))}"
                    if train.get("curriculum") == "fixed_opponents" else ", self-play")
         lines += [f"## {game} (`{f['rules']}` rules, {f['algo']}{against})", "",
                   f"Trained {last['epoch']} epochs, {last['games']:,} games, {last['decisions']:,} decisions, "
-                  f"{last['cpu_hours']:.2f} CPU-hours{' in all (the cloning included)' if im else ''} with "
+                  f"{last['cpu_hours']:.2f} CPU-hours{' in all (the cloning included)' if im else ''}"
+                  f"{' in all (the run it continues included)' if cont else ''} with "
                   f"{c['actors']} actor(s).{start}", "",
                   f"Final, on {f['deals']} evaluation deals (`{f['deal_set']}`):", "",
                   "| opponent | role | WP [95% CI] (games); points |", "|---|---|---|"]
@@ -457,16 +580,20 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
                       "correlation along one training, so it is a rough one):", "",
                       "| target | the line at the last point | slope per tenfold budget | budget |",
                       "|---|---|---|---|", *(_budget_line(b) for b in fits.values())]
+        if cont:
+            tested[game] = line_test(c, f)
+            lines += _line_test_lines(c, tested[game])
         roles = [(o, r) for o in c["points"][0] if isinstance(c["points"][0][o], dict) for r in c["points"][0][o]]
         points_cols = [o for o, r in roles if r == "all"]  # Big 2: the rules' points per game too
         half = max((p[o][r]["win_rate_high"] - p[o][r]["win_rate_low"]) / 2 for p in c["points"] for o, r in roles)
         lines += ["", f"Learning curve ({c['deals']} fresh deals per point, seed {c['seed']}; every win rate's 95% "
                   f"interval is at most +-{half:.3f}, drawn in the figure):", "",
-                  "| epoch | CPU-hours | games | " + " | ".join(f"{o} {r}" for o, r in roles)
-                  + "".join(f" | {o} points" for o in points_cols) + " |",
-                  "|---|---|---|" + "---|" * (len(roles) + len(points_cols))]
+                  ("| run " if cont else "") + "| epoch | CPU-hours | games | "
+                  + " | ".join(f"{o} {r}" for o, r in roles) + "".join(f" | {o} points" for o in points_cols) + " |",
+                  ("|---" if cont else "") + "|---|---|---|" + "---|" * (len(roles) + len(points_cols))]
         for p in c["points"]:
-            lines.append(f"| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
+            run_cell = f"| {p.get('run', game)} " if cont else ""
+            lines.append(f"{run_cell}| {p['epoch']} | {p['cpu_hours']:.3f} | {p['games']:,} | " + " | ".join(
                 f"{p[o][r]['win_rate']:.3f}" for o, r in roles)
                 + "".join(f" | {p[o]['all']['mean_reward']:+.3f}" for o in points_cols) + " |")
         (reports / "figures").mkdir(parents=True, exist_ok=True)
@@ -476,7 +603,48 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS) -> Path:
     reports.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     (reports / "budget.json").write_text(json.dumps(budgets, indent=1) + "\n")
+    if tested:  # runs that continue another: its line against what they measured
+        (reports / "line_test.json").write_text(json.dumps(tested, indent=1) + "\n")
     return out
+
+
+def line_test(c: dict[str, Any], f: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """For a continued run's curve ``c``: each target's line fitted to the first run's points
+    alone (:func:`predicted_at`) at the curve's last point, against what that point measured
+    (``inside`` the 95% prediction interval or not), keyed ``opponent/role``."""
+    cont, last = c["continued"], c["points"][-1]
+    out = {}
+    for t in targets_of(f["game"], f["rules"]):
+        pred = predicted_at(c["points"][:cont["points"]], t, last["cpu_hours"])
+        x = last.get(t.opponent)
+        got = x.get(t.role, {}).get(t.measure) if isinstance(x, dict) else None
+        if pred is not None and got is not None:
+            out[f"{t.opponent}/{t.role}"] = {"what": t.what, "measure": t.measure, "first_points": cont["points"],
+                                             **pred, "measured": got, "inside": pred["low"] <= got <= pred["high"]}
+    return out
+
+
+def _line_test_lines(c: dict[str, Any], tested: dict[str, dict[str, Any]]) -> list[str]:
+    if not tested:
+        return []
+    rows = []
+    for x in tested.values():
+        if x["inside"]:
+            verdict = "inside: consistent with the line (not rejected at this point)"
+        elif x["measured"] > x["high"]:
+            verdict = "above the interval: the continued training rises faster than the line"
+        else:
+            verdict = ("below the interval: the continued training falls short of the line (its restart, with a "
+                       "fresh optimizer and other deals, may take part)")
+        spec = ".3f" if x["measure"] == "win_rate" else "+.3f"
+        rows.append(f"| {x['what']} | {x['fitted']:{spec}} [{x['low']:{spec}}, {x['high']:{spec}}] | "
+                    f"{x['measured']:{spec}} | {verdict} |")
+    last = c["points"][-1]
+    return ["", f"The first run's line put to the test: fitted to its {c['continued']['points']} points alone, where "
+            f"it puts each target's measure at this curve's last point ({last['cpu_hours']:.2f} CPU-hours), with a "
+            "95% prediction interval for one point of the curve (it leaves out the correlation of points along one "
+            "training), and what that point measured on the same curve deals:", "",
+            "| target | the first run's line there | measured | |", "|---|---|---|---|", *rows]
 
 
 def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[Target], path: Path) -> None:
@@ -496,6 +664,9 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[Target]
         for t in targets:
             if (t.opponent, t.role, t.measure) == (opp, role, "win_rate"):
                 ax.axhline(t.at_least, color=line.get_color(), ls=":", lw=1)
+    if c.get("continued"):
+        ax.axvline(c["points"][c["continued"]["points"] - 1]["cpu_hours"], color="grey", ls="--", lw=1,
+                   label=f"continued from {c['continued']['policy']}")
     ax.set_xlabel("CPU-hours of training")
     ax.set_ylabel("win rate (95% interval)")
     ax.set_ylim(0, 1)
@@ -511,6 +682,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("step", choices=("train", "curve", "final", "report"))
     p.add_argument("game", nargs="?")
     p.add_argument("--params", default=str(PARAMS))
+    p.add_argument("--reports", default=str(REPORTS), help="the folder of the curves, finals and report")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--no-track", action="store_true", help="train without MLflow")
     args = p.parse_args(argv)
@@ -522,17 +694,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     start = time.perf_counter()
+    try:
+        _step(args, params)
+    except (StrongError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"strong {args.step} {args.game or ''}: {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def _step(args: argparse.Namespace, params: dict[str, dict[str, Any]]) -> None:
     if args.step == "train":
         raw = yaml.safe_load(Path(args.params).read_text())
         train_game(args.game, params, track=not args.no_track, tracking=raw.get("tracking"))
     elif args.step == "curve":
-        curve(args.game, params, workers=args.workers)
+        curve(args.game, params, reports=Path(args.reports), workers=args.workers)
     elif args.step == "final":
-        final(args.game, params, workers=args.workers)
+        final(args.game, params, reports=Path(args.reports), workers=args.workers)
     else:
-        print(report(params))
-    print(f"strong {args.step} {args.game or ''}: {time.perf_counter() - start:.0f} s")
-    return 0
+        default = Path(args.params).resolve() == PARAMS
+        source = "`strong/params.yaml`, `make strong`" if default else f"`{args.params}`"
+        print(report(params, Path(args.reports), source))
 
 
 if __name__ == "__main__":

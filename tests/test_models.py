@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from pipeline import models
-from pipeline.strong import load_strong_params
 
 from climbrl.agents.base import Decision
 from climbrl.games.registry import make_game
@@ -30,11 +29,15 @@ def test_a_shipped_policy_is_the_one_its_manifest_names_and_plays(path: Path) ->
     info = json.loads(path.read_text())
     policy = path.parent / info["file"]
     assert sha256_file(policy) == info["sha256"] and policy.stat().st_size == info["bytes"]
-    params = load_strong_params(ROOT / "strong" / "params.yaml")
-    assert info["settings"] == {k: v for k, v in params[info["run"]].items() if k in ("imitate", "train")}, \
-        "strong/params.yaml changed since this policy was shipped: retrain and ship it again"
-    final = ROOT / "reports" / "strong" / info["run"] / "final.json"
+    spec, reports, command = models.source(info["run"], ROOT)
+    assert info["settings"] == {k: v for k, v in spec.items() if k in ("imitate", "continue", "train")}, \
+        "the run's params changed since this policy was shipped: retrain and ship it again"
+    assert info["command"] == command
+    final = reports / info["run"] / "final.json"
     assert json.loads(final.read_text())["matches"] == info["final"]["matches"]
+    curve = path.parent / "curve.json"  # shipped beside the policy: the same curve the report shows
+    if curve.exists():
+        assert curve.read_bytes() == (reports / info["run"] / "curve.json").read_bytes()
     game_name = f"{info['game']}:{info['rules']}"
     agent = make_agent(f"checkpoint:{policy}", game_name)
     state = make_game(game_name).new_game(seed=7)

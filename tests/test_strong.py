@@ -8,12 +8,15 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from pipeline import strong
+from scipy import stats
 
 from climbrl.agents.runner import deal_seeds
 from climbrl.learn import checkpoint as ckpt
+from climbrl.track import sha256_file
 
 
 def _params(tmp_path: Path, **train_changes: object) -> dict:
@@ -220,3 +223,100 @@ def test_the_budget_a_missed_target_needs_is_read_off_the_curve() -> None:
     same = strong.budget_needed(_curve(rising, [0.5] * 6), t)  # one budget: no slope to read
     assert same["verdict"].startswith("no rise shown") and same["cpu_hours"] is None
     assert same["slope_per_decade"] is None and strong._budget_line(same) == f"| target | | | {same['verdict']} |"
+
+
+def test_a_run_continued_from_another_runs_policy(tmp_path) -> None:
+    """A run with a ``continue`` section (``make strong-long``) starts from the named weights and
+    goes on from the named curve: that curve's points come first (marked with their run), this
+    run's epochs, games, decisions and CPU-hours count on top of its last point, and the report
+    says where it started and tests the first run's line against the last point."""
+    runs, reports = tmp_path / "runs", tmp_path / "reports"
+    params = _params(tmp_path, epochs=4)
+    strong.train_game("big2", params, runs=runs, track=False)
+    base = strong.curve("big2", params, runs=runs, reports=reports, workers=1)
+    cont = {"continue": {"policy": str(runs / "big2" / "policy.pt"), "curve": str(reports / "big2" / "curve.json")},
+            "train": {**params["big2"]["train"], "game": "big2", "epochs": 2, "seed": 1},
+            "curve": params["big2"]["curve"], "evaluate": params["big2"]["evaluate"]}
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump({"games": {"big2-more": cont}}))
+    more = strong.load_strong_params(path)
+    assert strong.config(more["big2-more"], "big2-more").init_policy == cont["continue"]["policy"]
+    strong.train_game("big2-more", more, runs=runs, track=False)
+    c = strong.curve("big2-more", more, runs=runs, reports=reports, workers=1)
+    n = len(base["points"])
+    assert c["points"][:n] == [{**p, "run": "big2"} for p in base["points"]]
+    assert c["continued"]["points"] == n and [p["run"] for p in c["points"][n:]] == ["big2-more"] * 2
+    assert [p["epoch"] for p in c["points"][n:]] == [5, 6]
+    assert "run" not in base["points"][0] and "continued" not in base  # a plain curve is as it was
+    history = ckpt.load(runs / "big2-more" / "checkpoint.pt")["history"]
+    assert c["points"][n]["games"] == base["points"][-1]["games"] + 3
+    assert c["points"][-1]["decisions"] == base["points"][-1]["decisions"] + sum(r["decisions"] for r in history)
+    own = strong.cpu_seconds(history)
+    assert c["points"][n]["cpu_hours"] == pytest.approx(base["points"][-1]["cpu_hours"] + own[0] / 3600, rel=1e-12)
+    assert c["points"][-1]["cpu_hours"] == pytest.approx(base["points"][-1]["cpu_hours"] + own[1] / 3600, rel=1e-12)
+    start = json.loads((runs / "big2-more" / "start.json").read_text())
+    assert start["sha256"] == sha256_file(runs / "big2" / "policy.pt")
+    strong.final("big2-more", more, runs=runs, reports=reports, workers=1)
+    md = strong.report(more, reports=reports, source="`long.yaml`").read_text()
+    assert f"Continued from `{cont['continue']['policy']}`, the final policy of the run `big2` (4 epochs" in md
+    assert "| run | epoch | CPU-hours |" in md and "| big2-more | 6 |" in md
+    assert "The first run's line put to the test: fitted to its 4 points alone" in md
+    tested = json.loads((reports / "line_test.json").read_text())["big2-more"]["heuristic/all"]
+    assert tested["first_points"] == 4 and tested["measured"] == c["points"][-1]["heuristic"]["all"]["win_rate"]
+    # the curve it goes on from must be comparable, and exist; not both a start of cloning and another run's
+    other = {**cont, "curve": {**cont["curve"], "seed": 4}}
+    path.write_text(yaml.safe_dump({"games": {"big2-more": other}}))
+    with pytest.raises(strong.StrongError, match=r"'seed': 3, .*asks .*'seed': 4, .*not be comparable"):
+        strong.curve("big2-more", strong.load_strong_params(path), runs=runs, reports=reports, workers=1)
+    wider = {**cont["curve"], "opponents": ["heuristic", "random"]}
+    path.write_text(yaml.safe_dump({"games": {"big2-more": {**cont, "curve": wider}}}))
+    with pytest.raises(strong.StrongError, match="not be comparable"):
+        strong.curve("big2-more", strong.load_strong_params(path), runs=runs, reports=reports, workers=1)
+    (runs / "big2" / "model.json").write_text(json.dumps({"run": "doudizhu", "sha256": "0" * 64}))
+    with pytest.raises(strong.StrongError, match="is not the final policy of the run"):
+        strong.curve("big2-more", more, runs=runs, reports=reports, workers=1)
+    (runs / "big2" / "model.json").unlink()
+    # other weights shipped under the same path: the continued run starts over from them
+    (runs / "big2" / "policy.pt").write_bytes((runs / "big2-more" / "policy.pt").read_bytes())
+    res = strong.train_game("big2-more", {"big2-more": {**cont, "train": {**cont["train"], "epochs": 3}}},
+                            runs=runs, track=False)
+    assert len(res["history"]) == 3 and json.loads((runs / "big2-more" / "start.json").read_text())["sha256"] == \
+        sha256_file(runs / "big2" / "policy.pt") != start["sha256"]
+    gone = {**cont, "continue": {**cont["continue"], "curve": str(tmp_path / "none.json")}}
+    path.write_text(yaml.safe_dump({"games": {"big2-more": gone}}))
+    assert strong.main(["curve", "big2-more", "--params", str(path), "--reports", str(reports)]) == 2
+    path.write_text(yaml.safe_dump({"games": {"big2-more": {**cont, "imitate": {"teacher": "heuristic"}}}}))
+    with pytest.raises(ValueError, match="cannot both imitate and continue"):
+        strong.load_strong_params(path)
+    path.write_text(yaml.safe_dump({"games": {"big2-more": {**cont, "continue": {"policy": "x.pt"}}}}))
+    with pytest.raises(ValueError, match="continue must hold policy"):
+        strong.load_strong_params(path)
+
+
+def test_the_long_run_params_load_and_its_report_reads_every_run() -> None:
+    root = Path(strong.__file__).parents[1]
+    params = strong.load_strong_params(root / "strong" / "long" / "params.yaml")
+    deps = yaml.safe_load((root / "strong" / "long" / "dvc.yaml").read_text())["stages"]["report"]["deps"]
+    for run, spec in params.items():
+        assert {f"reports/strong/long/{run}/curve.json", f"reports/strong/long/{run}/final.json"} <= set(deps)
+        assert (root / spec["continue"]["policy"]).exists() and (root / spec["continue"]["curve"]).exists()
+
+
+def test_the_line_of_a_curve_predicts_a_later_point_with_an_interval() -> None:
+    """On a line of 0.1 per tenfold budget (up to a little noise), the prediction at 10 CPU-hours is
+    about 0.4, its interval holds it and is wider there than inside the measured range."""
+    t = strong.Target("heuristic", "all", 0.40, "target")
+    hours = [0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
+    noise = [0.002, -0.003, 0.001, 0.002, -0.002, 0.0]
+    pts = _curve([0.3 + 0.1 * math.log10(h) + e for h, e in zip(hours, noise, strict=True)], hours)
+    far, near = strong.predicted_at(pts, t, 10.0), strong.predicted_at(pts, t, 0.3)
+    assert far["low"] < 0.4 < far["high"] and abs(far["fitted"] - 0.4) < 0.01 and far["points"] == 6
+    # the interval of one new observation, computed here another way (numpy's polyfit, the t quantile)
+    x, y = np.log10(hours), np.array([p["heuristic"]["all"]["win_rate"] for p in pts])
+    slope, icpt = np.polyfit(x, y, 1)
+    s2 = ((y - icpt - slope * x) ** 2).sum() / 4
+    half = stats.t.ppf(0.975, 4) * math.sqrt(s2 * (1 + 1 / 6 + (1 - x.mean()) ** 2 / ((x - x.mean()) ** 2).sum()))
+    assert far["fitted"] == pytest.approx(icpt + slope, abs=1e-12)
+    assert far["high"] - far["fitted"] == pytest.approx(half, rel=1e-9)
+    assert far["high"] - far["low"] > near["high"] - near["low"] > 0
+    assert strong.predicted_at(pts[:3], t, 10.0) is None
