@@ -404,9 +404,37 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
                                             seeds=seeds)
     res = {"game": cfg.game, "run": game, "rules": cfg.rules, "algo": cfg.algo,
            "deal_set": spec["evaluate"]["deal_set"], "deals": len(seeds), "matches": matches, "not_run": not_run}
+    if "continue" in spec:
+        res["against_start"] = against_start(spec, agent, matches, cfg, seeds, workers)
     (reports / game).mkdir(parents=True, exist_ok=True)
     (reports / game / "final.json").write_text(json.dumps(res, indent=2))
     return res
+
+
+def against_start(spec: dict[str, Any], agent: str, matches: dict[str, Any], cfg: Any, seeds: list[int],
+                  workers: int) -> dict[str, dict[str, Any]]:
+    """A continued run's final policy against the policy it started from (``continue.policy``),
+    paired over the evaluation deals: both play the same games of each deal (every seat) against
+    each opponent, and the per-deal difference of their win rates gets a Student t interval and p
+    (:func:`~climbrl.evaluate.stats.mean_difference_test`). Games judged from every seat (Big 2)
+    only; Dou Dizhu's are judged by role and are not paired here."""
+    from climbrl.evaluate.match import deal_wins
+    from climbrl.evaluate.stats import deal_record, mean_difference_test
+    from climbrl.games.registry import num_players
+
+    players, start = num_players(cfg.game), f"checkpoint:{spec['continue']['policy']}"
+    out = {}
+    for opp, m in matches.items():
+        if "all" not in m:
+            continue
+        kw = {"rules": cfg.rules, "games": players * len(seeds), "seed": 0, "workers": workers, "seeds": seeds,
+              "game": cfg.game}
+        end, begin = deal_wins(agent, [opp], **kw), deal_wins(start, [opp], **kw)
+        if sum(end) != m["all"]["wins"]:  # the same games as the final match: a bug otherwise
+            raise RuntimeError(f"{agent} against {opp}: {sum(end)} wins deal by deal, {m['all']['wins']} in the match")
+        out[opp] = {"start": {"agent": start, **deal_record(begin, players)}, "end": deal_record(end, players),
+                    "difference": mean_difference_test([(e - b) / players for e, b in zip(end, begin, strict=True)])}
+    return out
 
 
 def _imitation_summary(run: str, runs: Path) -> dict[str, Any] | None:
@@ -580,6 +608,8 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS,
                       "correlation along one training, so it is a rough one):", "",
                       "| target | the line at the last point | slope per tenfold budget | budget |",
                       "|---|---|---|---|", *(_budget_line(b) for b in fits.values())]
+        if f.get("against_start"):
+            lines += _against_start_lines(f)
         if cont:
             tested[game] = line_test(c, f)
             lines += _line_test_lines(c, tested[game])
@@ -622,6 +652,20 @@ def line_test(c: dict[str, Any], f: dict[str, Any]) -> dict[str, dict[str, Any]]
             out[f"{t.opponent}/{t.role}"] = {"what": t.what, "measure": t.measure, "first_points": cont["points"],
                                              **pred, "measured": got, "inside": pred["low"] <= got <= pred["high"]}
     return out
+
+
+def _against_start_lines(f: dict[str, Any]) -> list[str]:
+    from climbrl.evaluate.stats import format_interval
+
+    rows = []
+    for opp, x in f["against_start"].items():
+        d = x["difference"]
+        rows.append(f"| {opp} | {x['start']['win_rate']:.3f} | {x['end']['win_rate']:.3f} | {d['mean']:+.3f} "
+                    f"{format_interval(d['low'], d['high'], '+.3f')} | {d['p']:.2g} |")
+    return ["", f"Against the policy it started from (`{next(iter(f['against_start'].values()))['start']['agent']}`), "
+            f"paired over the same {f['deals']:,} evaluation deals (both play every seat of each deal against the "
+            "same opponents; the difference of their win rates per deal, a Student t interval and its two-sided p):",
+            "", "| opponent | start | final | difference [95% CI] | p |", "|---|---|---|---|---|", *rows]
 
 
 def _line_test_lines(c: dict[str, Any], tested: dict[str, dict[str, Any]]) -> list[str]:

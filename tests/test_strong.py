@@ -256,11 +256,18 @@ def test_a_run_continued_from_another_runs_policy(tmp_path) -> None:
     assert c["points"][-1]["cpu_hours"] == pytest.approx(base["points"][-1]["cpu_hours"] + own[1] / 3600, rel=1e-12)
     start = json.loads((runs / "big2-more" / "start.json").read_text())
     assert start["sha256"] == sha256_file(runs / "big2" / "policy.pt")
-    strong.final("big2-more", more, runs=runs, reports=reports, workers=1)
+    f = strong.final("big2-more", more, runs=runs, reports=reports, workers=1)
+    paired = f["against_start"]["random"]  # the same games as the final match, and the start's on the same deals
+    assert paired["end"]["wins"] == f["matches"]["random"]["all"]["wins"] and paired["end"]["games"] == 12
+    start_alone = strong.final("big2", params, runs=runs, reports=reports / "start", workers=1)
+    assert paired["start"]["wins"] == start_alone["matches"]["random"]["all"]["wins"]
+    assert paired["difference"]["n"] == 3 and paired["difference"]["mean"] == pytest.approx(
+        (paired["end"]["wins"] - paired["start"]["wins"]) / 12)
     md = strong.report(more, reports=reports, source="`long.yaml`").read_text()
     assert f"Continued from `{cont['continue']['policy']}`, the final policy of the run `big2` (4 epochs" in md
     assert "| run | epoch | CPU-hours |" in md and "| big2-more | 6 |" in md
     assert "The first run's line put to the test: fitted to its 4 points alone" in md
+    assert "Against the policy it started from" in md and "| random | " in md
     tested = json.loads((reports / "line_test.json").read_text())["big2-more"]["heuristic/all"]
     assert tested["first_points"] == 4 and tested["measured"] == c["points"][-1]["heuristic"]["all"]["win_rate"]
     # the curve it goes on from must be comparable, and exist; not both a start of cloning and another run's
