@@ -34,6 +34,9 @@ AUCTION = "reports/strong/auction.json"
 BIG2_STRONG = "reports/strong/big2/final.json"
 BIG2_PUBLIC = "reports/strong/big2-public/final.json"
 BUDGET = "reports/strong/budget.json"
+LONG = "reports/strong/long/big2-long/final.json"
+LONG_CURVE = "reports/strong/long/big2-long/curve.json"
+LONG_TEST = "reports/strong/long/line_test.json"
 WHOLE = "reports/doudizhu_auction/metrics.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
@@ -116,6 +119,17 @@ def block() -> str:
                              f"{b['cpu_hours_high']:,.1f}), {b['last_cpu_hours']:.2f} spent"
                              if b["verdict"] == "extrapolated" else b["verdict"])
                           for run, fits in value(BUDGET, "").items() for b in fits.values()) + "."]
+    if exists(LONG) and exists(LONG_CURVE) and exists(LONG_TEST):
+        t = "big2-long.heuristic/all."
+        line = ci(LONG_TEST, t + "fitted", low=t + "low", high=t + "high")
+        lines += ["", "**Big 2's strong run continued** (`make strong-long`, from the shipped policy; "
+                      "`reports/strong/long/report.md`): at "
+                      f"{m(LONG_CURVE, 'points.-1.cpu_hours', '.2f')} CPU-hours in all, "
+                      f"{ci(LONG, 'matches.heuristic.all.win_rate')} against three heuristic players "
+                      f"({m(LONG, 'matches.heuristic.all.games', ',d')} games); against the policy it started from, "
+                      f"paired over the same deals, {ci(LONG, 'against_start.heuristic.difference.mean', '+.3f')}. "
+                      f"The first run's line put the curve's last point at {line} "
+                      f"(95% prediction interval); it measured {m(LONG_TEST, t + 'measured')}."]
     if exists(CHAMPION):
         lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
                       f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "
