@@ -37,6 +37,7 @@ BUDGET = "reports/strong/budget.json"
 LONG = "reports/strong/long/big2-long/final.json"
 LONG_CURVE = "reports/strong/long/big2-long/curve.json"
 LONG_TEST = "reports/strong/long/line_test.json"
+LONG_BUDGET = "reports/strong/long/budget.json"
 WHOLE = "reports/doudizhu_auction/metrics.json"
 CHAMPION = "reports/champion/matches/heuristic.json"
 PUBLIC = "reports/champion/matches/public-base-own-model.json"
@@ -129,7 +130,12 @@ def block() -> str:
                       f"({m(LONG, 'matches.heuristic.all.games', ',d')} games); against the policy it started from, "
                       f"paired over the same deals, {ci(LONG, 'against_start.heuristic.difference.mean', '+.3f')}. "
                       f"The first run's line put the curve's last point at {line} "
-                      f"(95% prediction interval); it measured {m(LONG_TEST, t + 'measured')}."]
+                      f"(95% prediction interval); it measured {m(LONG_TEST, t + 'measured')}."
+                  + (f" The line over both runs' points reaches the 0.40 target at about "
+                     f"{m(LONG_BUDGET, t + 'cpu_hours', '.1f')} CPU-hours "
+                     f"({m(LONG_BUDGET, t + 'cpu_hours_low', '.1f')} to {m(LONG_BUDGET, t + 'cpu_hours_high', '.1f')})."
+                     if exists(LONG_BUDGET) and value(LONG_BUDGET, "big2-long").get("heuristic/all", {}).get("verdict")
+                     == "extrapolated" else "")]
     if exists(CHAMPION):
         lines += ["", f"**Big 2 champion** (`make champion`; `reports/champion/champion.md`): the rollout search "
                       f"`{m(CHAMPION, 'agent')}` wins {ci(CHAMPION, 'win_rate')} against three heuristic players "
