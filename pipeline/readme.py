@@ -130,10 +130,15 @@ def block() -> str:
                       f"({m(LONG, 'matches.heuristic.all.games', ',d')} games); against the policy it started from, "
                       f"paired over the same deals, {ci(LONG, 'against_start.heuristic.difference.mean', '+.3f')}. "
                       f"The first run's line put the curve's last point at {line} "
-                      f"(95% prediction interval); it measured {m(LONG_TEST, t + 'measured')}."
+                      f"(95% prediction interval); it measured "
+                      f"{ci(LONG_TEST, t + 'measured', low=t + 'measured_low', high=t + 'measured_high')} "
+                      f"({m(LONG_TEST, t + 'games', ',d')} games on the curve deals), but the continued points "
+                      f"alone rise {m(LONG_TEST, t + 'slopes.continued.slope_per_decade', '+.3f')} per tenfold budget "
+                      f"against the first run's {m(LONG_TEST, t + 'slopes.first.slope_per_decade', '+.3f')}."
                   + (f" The line over both runs' points reaches the 0.40 target at about "
                      f"{m(LONG_BUDGET, t + 'cpu_hours', '.1f')} CPU-hours "
-                     f"({m(LONG_BUDGET, t + 'cpu_hours_low', '.1f')} to {m(LONG_BUDGET, t + 'cpu_hours_high', '.1f')})."
+                     f"({m(LONG_BUDGET, t + 'cpu_hours_low', '.1f')} to {m(LONG_BUDGET, t + 'cpu_hours_high', '.1f')}; "
+                     "rough: one straight line through both runs)."
                      if exists(LONG_BUDGET) and value(LONG_BUDGET, "big2-long").get("heuristic/all", {}).get("verdict")
                      == "extrapolated" else "")]
     if exists(CHAMPION):

@@ -641,16 +641,32 @@ def report(params: dict[str, dict[str, Any]], reports: Path = REPORTS,
 def line_test(c: dict[str, Any], f: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """For a continued run's curve ``c``: each target's line fitted to the first run's points
     alone (:func:`predicted_at`) at the curve's last point, against what that point measured
-    (``inside`` the 95% prediction interval or not), keyed ``opponent/role``."""
+    (``inside`` the 95% prediction interval or not), keyed ``opponent/role``; beside it, how many of
+    the continued points fall outside that line's interval at their own budgets, and the slope per
+    tenfold budget of each run's points alone (:func:`budget_needed`'s, with its t interval)."""
     cont, last = c["continued"], c["points"][-1]
+    first, later = c["points"][:cont["points"]], c["points"][cont["points"]:]
     out = {}
     for t in targets_of(f["game"], f["rules"]):
-        pred = predicted_at(c["points"][:cont["points"]], t, last["cpu_hours"])
+        pred = predicted_at(first, t, last["cpu_hours"])
         x = last.get(t.opponent)
-        got = x.get(t.role, {}).get(t.measure) if isinstance(x, dict) else None
-        if pred is not None and got is not None:
-            out[f"{t.opponent}/{t.role}"] = {"what": t.what, "measure": t.measure, "first_points": cont["points"],
-                                             **pred, "measured": got, "inside": pred["low"] <= got <= pred["high"]}
+        got = x.get(t.role) if isinstance(x, dict) else None
+        if pred is None or got is None or t.measure not in got:
+            continue
+        outside = 0
+        for p in later:
+            at = predicted_at(first, t, p["cpu_hours"])
+            outside += not at["low"] <= p[t.opponent][t.role][t.measure] <= at["high"]
+        slopes = {}
+        for name, pts in (("first", first), ("continued", later)):
+            b = budget_needed(pts, t)
+            slopes[name] = None if b is None else {k: b[k] for k in ("slope_per_decade", "slope_low", "slope_high")}
+        out[f"{t.opponent}/{t.role}"] = {
+            "what": t.what, "measure": t.measure, "first_points": cont["points"], **pred,
+            "measured": got[t.measure], "measured_low": got.get(t.measure + "_low"),
+            "measured_high": got.get(t.measure + "_high"), "games": got.get("games"),
+            "inside": pred["low"] <= got[t.measure] <= pred["high"],
+            "continued_points": len(later), "continued_outside": outside, "slopes": slopes}
     return out
 
 
@@ -669,6 +685,8 @@ def _against_start_lines(f: dict[str, Any]) -> list[str]:
 
 
 def _line_test_lines(c: dict[str, Any], tested: dict[str, dict[str, Any]]) -> list[str]:
+    from climbrl.evaluate.stats import format_interval
+
     if not tested:
         return []
     rows = []
@@ -681,14 +699,23 @@ def _line_test_lines(c: dict[str, Any], tested: dict[str, dict[str, Any]]) -> li
             verdict = ("below the interval: the continued training falls short of the line (its restart, with a "
                        "fresh optimizer and other deals, may take part)")
         spec = ".3f" if x["measure"] == "win_rate" else "+.3f"
+        slopes = "; ".join(f"{name} {v['slope_per_decade']:+.3f} [{v['slope_low']:+.3f}, {v['slope_high']:+.3f}]"
+                           for name, v in x["slopes"].items() if v and v["slope_low"] is not None)
         rows.append(f"| {x['what']} | {x['fitted']:{spec}} [{x['low']:{spec}}, {x['high']:{spec}}] | "
-                    f"{x['measured']:{spec}} | {verdict} |")
+                    f"{x['measured']:{spec}} {format_interval(x['measured_low'], x['measured_high'], spec)} "
+                    f"(n={x['games']:,}) | {verdict} | {x['continued_outside']} of {x['continued_points']} | "
+                    f"{slopes} |")
     last = c["points"][-1]
     return ["", f"The first run's line put to the test: fitted to its {c['continued']['points']} points alone, where "
             f"it puts each target's measure at this curve's last point ({last['cpu_hours']:.2f} CPU-hours), with a "
             "95% prediction interval for one point of the curve (it leaves out the correlation of points along one "
-            "training), and what that point measured on the same curve deals:", "",
-            "| target | the first run's line there | measured | |", "|---|---|---|---|", *rows]
+            "training), and what that point measured on the same curve deals (not the evaluation deals of the final "
+            "table); then how many of the continued run's points fall outside the line's interval at their own "
+            "budgets, and each run's points' own slope per tenfold budget (95% t interval). One point inside the "
+            "interval does not confirm the line, and the budget above, fitted over both runs, assumes one straight "
+            "line through them:", "",
+            "| target | the first run's line there | measured | | continued points outside | slopes |",
+            "|---|---|---|---|---|---|", *rows]
 
 
 def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[Target], path: Path) -> None:

@@ -270,6 +270,7 @@ def test_a_run_continued_from_another_runs_policy(tmp_path) -> None:
     assert "Against the policy it started from" in md and "| random | " in md
     tested = json.loads((reports / "line_test.json").read_text())["big2-more"]["heuristic/all"]
     assert tested["first_points"] == 4 and tested["measured"] == c["points"][-1]["heuristic"]["all"]["win_rate"]
+    assert tested["continued_points"] == 2 and tested["games"] == 8 and tested["slopes"]["continued"] is None
     # the curve it goes on from must be comparable, and exist; not both a start of cloning and another run's
     other = {**cont, "curve": {**cont["curve"], "seed": 4}}
     path.write_text(yaml.safe_dump({"games": {"big2-more": other}}))
