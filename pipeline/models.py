@@ -22,7 +22,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.track import sha256_file
@@ -38,9 +38,20 @@ SOURCES = (("strong/params.yaml", "reports/strong", "make strong", ""),
 arguments of its ``python -m pipeline.strong`` steps."""
 
 
-def source(run: str, root: Path = ROOT) -> tuple[dict[str, Any], Path, str]:
-    """The run's params (its ``games`` entry), reports folder and the command that trains it;
-    ``ValueError`` naming every params file when no file has the run."""
+class RunSource(NamedTuple):
+    """Where a run of :data:`SOURCES` comes from."""
+
+    spec: dict[str, Any]
+    """its ``games`` entry in its params file"""
+    reports: Path
+    target: str
+    """the make target that runs it"""
+    command: str
+    """the make target and the stage's own command"""
+
+
+def source(run: str, root: Path = ROOT) -> RunSource:
+    """Where the run comes from; ``ValueError`` naming every params file when no file has it."""
     from pipeline.strong import load_strong_params
 
     names = []
@@ -49,24 +60,23 @@ def source(run: str, root: Path = ROOT) -> tuple[dict[str, Any], Path, str]:
             continue
         params = load_strong_params(root / params_file)
         if run in params:
-            return (params[run], root / reports,
-                    f"{target} (the stage train@{run}: python -m pipeline.strong train {run}{extra})")
+            return RunSource(params[run], root / reports, target,
+                             f"{target} (the stage train@{run}: python -m pipeline.strong train {run}{extra})")
         names += params
     raise ValueError(f"no run {run!r} in {' or '.join(f for f, *_ in SOURCES)} (runs: {', '.join(names)})")
 
 
 def manifest(run: str, policy: Path, root: Path = ROOT) -> dict[str, Any]:
     """What ``model.json`` says of the run's shipped policy."""
-    spec, reports, command = source(run, root)
-    final_path = reports / run / "final.json"
+    src = source(run, root)
+    final_path = src.reports / run / "final.json"
     if not final_path.exists():
-        raise FileNotFoundError(f"{final_path.relative_to(root)} missing: run {command.split(' (')[0]} "
-                                f"(final@{run}) first")
+        raise FileNotFoundError(f"{final_path.relative_to(root)} missing: run {src.target} (final@{run}) first")
     final = json.loads(final_path.read_text())
     return {"run": run, "game": final["game"], "rules": final["rules"], "algo": final["algo"],
             "file": "policy.pt", "sha256": sha256_file(policy), "bytes": policy.stat().st_size,
-            "settings": {k: v for k, v in spec.items() if k in ("imitate", "continue", "train")},
-            "command": command,
+            "settings": {k: v for k, v in src.spec.items() if k in ("imitate", "continue", "train")},
+            "command": src.command,
             "final": {"deal_set": final["deal_set"], "deals": final["deals"], "matches": final["matches"]}}
 
 
@@ -77,7 +87,7 @@ def ship(run: str, root: Path = ROOT) -> Path:
         raise FileNotFoundError(f"{policy.relative_to(root)} missing: train the run first (train@{run}, make strong "
                                 "or make strong-long)")
     info = manifest(run, policy, root)  # checked before anything is written
-    reports = source(run, root)[1]
+    reports = source(run, root).reports
     out = root / "models" / run
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(policy, out / "policy.pt")

@@ -313,11 +313,11 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
         raise FileNotFoundError(f"no trained policy in {out}: run python -m pipeline.strong train {game} first")
     history = ckpt.load(out / CHECKPOINT)["history"]
     imitation = _imitation_summary(game, runs) if "imitate" in spec else None
-    cloning = imitation["cpu_s"] if imitation else 0.0
     before = continued_points(spec, game, cfg)
     start = before[-1] if before else {"epoch": 0, "games": 0, "decisions": 0, "cpu_hours": 0.0}
-    cloning += start["cpu_hours"] * 3600
-    spent = [cloning + s for s in cpu_seconds(history)]
+    # CPU seconds spent before this training's first epoch: the cloning's, or the continued run's
+    spent_before = (imitation["cpu_s"] if imitation else 0.0) + start["cpu_hours"] * 3600
+    spent = [spent_before + s for s in cpu_seconds(history)]
     points = sorted(out.glob(f"{SNAPSHOTS}/epoch*.pt"), key=lambda p: int(p.stem[5:]))
     policies = [(int(p.stem[5:]), p) for p in points]
     if not policies or policies[-1][0] != len(history):
@@ -330,7 +330,7 @@ def curve(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
         row: dict[str, Any] = {"epoch": start["epoch"] + epoch,
                                "games": start["games"] + sum(r["games"] for r in history[:epoch]),
                                "decisions": start["decisions"] + sum(r["decisions"] for r in history[:epoch]),
-                               "cpu_hours": (spent[epoch - 1] if epoch else cloning) / 3600}
+                               "cpu_hours": (spent[epoch - 1] if epoch else spent_before) / 3600}
         if before:  # a continued curve names each point's run
             row["run"] = game
         for opp in opponents:
@@ -447,6 +447,17 @@ def _imitation_summary(run: str, runs: Path) -> dict[str, Any] | None:
             "holdout_accuracy": im["holdout_accuracy"], "cpu_s": im["cpu_s"]}
 
 
+def _measured(points: list[dict[str, Any]], t: Target) -> tuple[Any, Any]:
+    """The curve's points that measured target ``t``'s measure after some training: their CPU-hours
+    and the measure, as float arrays (the line of :func:`budget_needed` and :func:`predicted_at` is
+    fitted against log10 of the hours)."""
+    import numpy as np
+
+    pts = [(p["cpu_hours"], p[t.opponent][t.role][t.measure]) for p in points
+           if p.get("cpu_hours", 0) > 0 and isinstance(p.get(t.opponent), dict) and t.role in p[t.opponent]]
+    return np.array([h for h, _ in pts], dtype=np.float64), np.array([v for _, v in pts], dtype=np.float64)
+
+
 def budget_needed(points: list[dict[str, Any]], t: Target) -> dict[str, Any] | None:
     """What the curve says of the budget that would reach target ``t``: a least-squares line of the
     measure against log10(CPU-hours) over the curve's points, its slope per tenfold budget with a 95%
@@ -457,22 +468,20 @@ def budget_needed(points: list[dict[str, Any]], t: Target) -> dict[str, Any] | N
     import numpy as np
     from scipy import stats
 
-    pts = [(p["cpu_hours"], p[t.opponent][t.role][t.measure]) for p in points
-           if p.get("cpu_hours", 0) > 0 and isinstance(p.get(t.opponent), dict) and t.role in p[t.opponent]]
-    if len(pts) < 4:
+    hours, y = _measured(points, t)
+    if len(hours) < 4:
         return None
-    x = np.log10([h for h, _ in pts])
-    y = np.array([v for _, v in pts], dtype=np.float64)
+    x = np.log10(hours)
     if np.ptp(x) == 0:  # every point at one budget: no slope to read
         slope = low = high = at_last = float("nan")
     else:
         fit = stats.linregress(x, y)
-        half = float(stats.t.ppf(0.975, len(pts) - 2) * fit.stderr)
+        half = float(stats.t.ppf(0.975, len(x) - 2) * fit.stderr)
         slope, low, high = float(fit.slope), float(fit.slope) - half, float(fit.slope) + half
         at_last = float(fit.intercept + fit.slope * x[-1])
-    last_h = float(pts[-1][0])
+    last_h = float(hours[-1])
     out = {"what": t.what, "opponent": t.opponent, "role": t.role, "measure": t.measure, "target": t.at_least,
-           "points": len(pts), "slope_per_decade": slope, "slope_low": low, "slope_high": high,
+           "points": len(x), "slope_per_decade": slope, "slope_low": low, "slope_high": high,
            "last_cpu_hours": last_h, "fitted_at_last": at_last, "cpu_hours": None, "cpu_hours_low": None,
            "cpu_hours_high": None}
     if at_last >= t.at_least:
@@ -496,14 +505,12 @@ def predicted_at(points: list[dict[str, Any]], t: Target, hours: float) -> dict[
     import numpy as np
     from scipy import stats
 
-    pts = [(p["cpu_hours"], p[t.opponent][t.role][t.measure]) for p in points
-           if p.get("cpu_hours", 0) > 0 and isinstance(p.get(t.opponent), dict) and t.role in p[t.opponent]]
-    x = np.log10([h for h, _ in pts])
-    if len(pts) < 4 or np.ptp(x) == 0:
+    hours_measured, y = _measured(points, t)
+    x = np.log10(hours_measured)
+    if len(x) < 4 or np.ptp(x) == 0:
         return None
-    y = np.array([v for _, v in pts], dtype=np.float64)
     fit = stats.linregress(x, y)
-    n, x0 = len(pts), float(np.log10(hours))
+    n, x0 = len(x), float(np.log10(hours))
     resid = y - (fit.intercept + fit.slope * x)
     s = float(np.sqrt(resid @ resid / (n - 2)))
     spread = 1 + 1 / n + (x0 - x.mean()) ** 2 / ((x - x.mean()) ** 2).sum()

@@ -29,7 +29,7 @@ def test_a_shipped_policy_is_the_one_its_manifest_names_and_plays(path: Path) ->
     info = json.loads(path.read_text())
     policy = path.parent / info["file"]
     assert sha256_file(policy) == info["sha256"] and policy.stat().st_size == info["bytes"]
-    spec, reports, command = models.source(info["run"], ROOT)
+    spec, reports, _, command = models.source(info["run"], ROOT)
     assert info["settings"] == {k: v for k, v in spec.items() if k in ("imitate", "continue", "train")}, \
         "the run's params changed since this policy was shipped: retrain and ship it again"
     assert info["command"] == command
