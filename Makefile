@@ -8,7 +8,7 @@ export DO_NOT_TRACK := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run test lint bench venv ablations champion strong strong-long seeds tune server serve docs
+.PHONY: run test lint bench venv ablations champion strong strong-long leg seeds tune server serve docs
 
 venv: $(VENV)/.installed
 
@@ -46,6 +46,14 @@ strong: venv
 # strong/long/params.yaml; about 1.7 h on two cores; not part of `strong`): reports/strong/long/report.md
 strong-long: venv
 	$(PY) -m pipeline.prefect_server -- $(VENV)/bin/dvc repro strong/long/dvc.yaml
+
+# one leg of a live strong run (issue 46; strong/legs/params.yaml; not part of `strong`): resumes its committed
+# state in strong/legs/state/RUN, trains for HOURS of wall time (it stops after a whole epoch), measures the new
+# curve points and writes reports/strong/legs/report.md; commit strong/legs/ and the report afterwards
+RUN ?= doudizhu-league
+HOURS ?= 2
+leg: venv
+	$(PY) -m pipeline.legs run $(RUN) --hours $(HOURS)
 
 # play the lab's agents in a browser (issue 27): http://127.0.0.1:8765/ (PORT=...); this machine only
 PORT ?= 8765

@@ -52,6 +52,7 @@ from climbrl.games.registry import make_game
 from climbrl.learn import network
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Collector
+from climbrl.provenance import cpu_facts
 from climbrl.threads import single_thread
 
 
@@ -74,10 +75,11 @@ class Timers:
         return timed
 
 
-def profile(game_spec: str, algo: str, epochs: int, games: int, hidden: int, seed: int) -> dict:
+def profile(game_spec: str, algo: str, epochs: int, games: int, hidden: int, seed: int,
+            precision: str = "fp32") -> dict:
     name, _, rules = game_spec.partition(":")
     cfg = train_config(algo, game=name, rules=rules, epochs=epochs, games_per_epoch=games, hidden=hidden,
-                       eval_every=0, keep_policy_every=0, seed=seed)
+                       eval_every=0, keep_policy_every=0, seed=seed, precision=precision)
     game = make_game(cfg.game_name)
     learner = make_learner(cfg)
     timers = Timers()
@@ -137,7 +139,8 @@ def profile(game_spec: str, algo: str, epochs: int, games: int, hidden: int, see
         widest = widest_layer_rate(batches, hidden, seed)
     flops = 2 * hidden * hidden * rowcount  # the widest layer's multiply-adds over the scored moves
     return {
-        "game": game_spec, "algo": algo, "hidden": hidden, "games_per_epoch": games, "epochs_timed": len(timed),
+        "game": game_spec, "algo": algo, "precision": precision, "hidden": hidden, "games_per_epoch": games,
+        "epochs_timed": len(timed), "rows_per_call": rows_per_call(batches),
         "decisions": decisions, "scored_moves": rowcount, "scored_moves_per_decision": rowcount / decisions,
         "decisions_per_s": decisions / wall, "cpu_seconds_per_million_decisions": 1e6 * sum(
             r["cpu_seconds"] for r in timed) / decisions,
@@ -150,6 +153,19 @@ def profile(game_spec: str, algo: str, epochs: int, games: int, hidden: int, see
         "speedup_bound_engine_free": wall / parts["network"],
         "speedup_bound_engine_free_network_at_layer_speed": wall / (all_flops / widest / 1e9),
     }
+
+
+def rows_per_call(batches: list[int]) -> dict:
+    """The distribution of scored moves (rows) per forward call of the network: how many calls,
+    their mean, quartiles and extremes, and the share of all rows scored in calls of at least
+    256 rows (where bfloat16 arithmetic gains most, :mod:`climbrl.learn.precision`)."""
+    if not batches:
+        return {"calls": 0}
+    b = sorted(batches)
+    q = [b[min(len(b) - 1, int(f * len(b)))] for f in (0.1, 0.25, 0.5, 0.75, 0.9)]
+    return {"calls": len(b), "mean": sum(b) / len(b), "min": b[0], "p10": q[0], "p25": q[1], "median": q[2],
+            "p75": q[3], "p90": q[4], "max": b[-1], "share_of_rows_in_calls_of_256_or_more":
+            sum(x for x in b if x >= 256) / sum(b)}
 
 
 def widest_layer_rate(batches: list[int], hidden: int, seed: int) -> float:
@@ -200,19 +216,23 @@ def main() -> None:
     p.add_argument("--games-per-epoch", type=int, default=300)
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--precisions", default="fp32",
+                   help="train.precision settings profiled side by side (comma-separated; issue 47)")
     p.add_argument("--note", default="", help="conditions of the run (recorded as is)")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "actor_profile.json"))
     args = p.parse_args()
     out = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {cpu_model()}, "
                       f"Python {platform.python_version()}",
-           "torch": torch.__version__, "commit": code_commit(), "note": args.note, "load_before": os.getloadavg(),
+           "cpu": cpu_facts(), "torch": torch.__version__, "commit": code_commit(), "note": args.note,
+           "load_before": os.getloadavg(),
            "rows": []}
-    for spec in args.games.split(","):
-        r = profile(spec, args.algo, args.epochs, args.games_per_epoch, args.hidden, args.seed)
+    for spec, precision in ((g, p) for g in args.games.split(",") for p in args.precisions.split(",")):
+        r = profile(spec, args.algo, args.epochs, args.games_per_epoch, args.hidden, args.seed, precision)
         out["rows"].append(r)
         share = ", ".join(f"{k} {v:.2f}" for k, v in r["share"].items())
-        print(f"{spec} {args.algo}: {r['decisions_per_s']:.0f} decisions/s, {r['scored_moves_per_decision']:.2f} "
+        print(f"{spec} {args.algo} {precision}: {r['decisions_per_s']:.0f} decisions/s, "
+              f"{r['scored_moves_per_decision']:.2f} "
               f"scored moves a decision; time shares: {share}; network {r['network_gflops']:.1f} GFLOP/s "
               f"(its widest layer alone {r['widest_layer_alone_gflops']:.1f}); at most "
               f"x{r['speedup_bound_engine_free']:.2f} with everything but the network free", flush=True)

@@ -73,11 +73,61 @@ def train_one(job: tuple[str, int, int]) -> dict:
             "policy": str((out / "policy.pt").relative_to(ROOT))}
 
 
-def main() -> int:
+def paired_comparison(runs: list[dict], arm_names, contrast_pairs, decks: int, workers: int,
+                      deck_seed: int = DECK_SEED) -> dict:
+    """Every trained policy of ``runs`` (``arm``, ``seed``, ``policy`` relative to the repository,
+    ``decisions``, ``cpu_seconds``) against RLCard's rule agent (when installed) and the heuristic
+    on the same ``decks`` fresh decks (purpose ``deep``), each in both seatings; the ``contrast_pairs``
+    ``(a, b)`` of arms on the win rate over seeds x decks, Holm-corrected together. Returns
+    ``opponents``, ``left_out``, ``results`` (per run), ``arms`` (win rate by seed, mean and sd, cost)
+    and ``contrasts`` (a list). Other benchmarks that compare arms over seeds reuse it."""
     import numpy as np
 
     from climbrl.evaluate.duel import team_match
     from climbrl.evaluate.stats import contrast_interval, holm
+
+    opponents = ["rlcard-rule", "heuristic"]
+    left_out = []
+    if importlib.util.find_spec("rlcard") is None:
+        opponents.remove("rlcard-rule")
+        left_out.append("rlcard-rule (RLCard not installed)")
+    tables: dict[str, dict[str, list]] = {o: {a: [] for a in arm_names} for o in opponents}
+    results: dict[str, dict] = {}
+    for r, opp in itertools.product(runs, opponents):
+        m = team_match(f"checkpoint:{ROOT / r['policy']}", opp, deals=decks, seed=deck_seed, workers=workers,
+                       purpose="deep")
+        tables[opp][r["arm"]].append(np.array(m["per_deal"]["a_wins"], float) / 2)
+        results.setdefault(f"{r['arm']}-s{r['seed']}", {})[opp] = {role: m["A"][role] for role in m["A"]}
+    contrasts = []
+    for opp, (a, b) in itertools.product(opponents, contrast_pairs):
+        c = contrast_interval([np.stack(tables[opp][a]), np.stack(tables[opp][b])], [1, -1], bounds=(-1, 1))
+        contrasts.append({"opponent": opp, "contrast": f"{a} - {b}", **c})
+    for c, rejected in zip(contrasts, holm([c["p_value"] for c in contrasts]), strict=True):
+        c["holm_significant"] = rejected
+    arms = {}
+    for arm in arm_names:
+        mine = [r for r in runs if r["arm"] == arm]
+        by_seed = {o: [float(t.mean()) for t in tables[o][arm]] for o in opponents}
+        arms[arm] = {"cpu_seconds_per_million_decisions": 1e6 * sum(r["cpu_seconds"] for r in mine)
+                     / sum(r["decisions"] for r in mine),
+                     "win_rate": {o: {"by_seed": x, "mean": float(np.mean(x)),
+                                      "sd": float(np.std(x, ddof=1)) if len(x) > 1 else None}
+                                  for o, x in by_seed.items()}}
+    return {"opponents": opponents, "left_out": left_out, "results": results, "arms": arms, "contrasts": contrasts}
+
+
+def print_comparison(cmp: dict) -> None:
+    """The table of :func:`paired_comparison`: each arm's mean win rates and cost, each contrast."""
+    opponents = cmp["opponents"]
+    for arm, a in cmp["arms"].items():
+        wr = ", ".join(f"{o} {a['win_rate'][o]['mean']:.3f} (sd {a['win_rate'][o]['sd'] or 0:.3f})" for o in opponents)
+        print(f"{arm}: {wr}; {a['cpu_seconds_per_million_decisions']:.0f} CPU-s per million decisions")
+    for c in cmp["contrasts"]:
+        print(f"{c['opponent']}: {c['contrast']} {c['estimate']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}], "
+              f"p {c['p_value']:.3f}{' (Holm: significant)' if c['holm_significant'] else ''}")
+
+
+def main() -> int:
     from climbrl.threads import process_pool
 
     p = argparse.ArgumentParser()
@@ -95,49 +145,19 @@ def main() -> int:
     for r in runs:
         print(f"trained {r['arm']} seed {r['seed']}: {r['decisions']:,} decisions, {r['cpu_seconds'] / 60:.1f} CPU-min",
               flush=True)
-    opponents = ["rlcard-rule", "heuristic"]
-    left_out = []
-    if importlib.util.find_spec("rlcard") is None:
-        opponents.remove("rlcard-rule")
-        left_out.append("rlcard-rule (RLCard not installed)")
-    tables: dict[str, dict[str, list]] = {o: {a: [] for a in ARMS} for o in opponents}
-    results: dict[str, dict] = {}
-    for r, opp in itertools.product(runs, opponents):
-        m = team_match(f"checkpoint:{ROOT / r['policy']}", opp, deals=args.decks, seed=DECK_SEED, workers=args.workers,
-                       purpose="deep")
-        tables[opp][r["arm"]].append(np.array(m["per_deal"]["a_wins"], float) / 2)
-        results.setdefault(f"{r['arm']}-s{r['seed']}", {})[opp] = {role: m["A"][role] for role in m["A"]}
-    contrasts = []
-    for opp, (a, b) in itertools.product(opponents, CONTRASTS):
-        c = contrast_interval([np.stack(tables[opp][a]), np.stack(tables[opp][b])], [1, -1], bounds=(-1, 1))
-        contrasts.append({"opponent": opp, "contrast": f"{a} - {b}", **c})
-    for c, rejected in zip(contrasts, holm([c["p_value"] for c in contrasts]), strict=True):
-        c["holm_significant"] = rejected
-    arms = {}
-    for arm in ARMS:
-        mine = [r for r in runs if r["arm"] == arm]
-        by_seed = {o: [float(t.mean()) for t in tables[o][arm]] for o in opponents}
-        arms[arm] = {"config": ARMS[arm],
-                     "cpu_seconds_per_million_decisions": 1e6 * sum(r["cpu_seconds"] for r in mine)
-                     / sum(r["decisions"] for r in mine),
-                     "win_rate": {o: {"by_seed": x, "mean": float(np.mean(x)),
-                                      "sd": float(np.std(x, ddof=1)) if len(x) > 1 else None}
-                                  for o, x in by_seed.items()}}
+    cmp = paired_comparison(runs, ARMS, CONTRASTS, args.decks, args.workers)
+    opponents, contrasts = cmp["opponents"], cmp["contrasts"]
+    arms = {arm: {"config": ARMS[arm], **a} for arm, a in cmp["arms"].items()}
     out = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
            "rules": "douzero", "epochs": args.epochs, "games_per_epoch": 1000, "seeds": seeds, "decks": args.decks,
-           "deck_seed": DECK_SEED, "purpose": "deep", "opponents": opponents, "left_out": left_out,
+           "deck_seed": DECK_SEED, "purpose": "deep", "opponents": opponents, "left_out": cmp["left_out"],
            "load_before": load_before, "load_after": os.getloadavg(),
-           "arms": arms, "runs": runs, "results": results,
+           "arms": arms, "runs": runs, "results": cmp["results"],
            "contrasts": {o: {c["contrast"]: c for c in contrasts if c["opponent"] == o} for o in opponents}}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    for arm, a in arms.items():
-        wr = ", ".join(f"{o} {a['win_rate'][o]['mean']:.3f} (sd {a['win_rate'][o]['sd'] or 0:.3f})" for o in opponents)
-        print(f"{arm}: {wr}; {a['cpu_seconds_per_million_decisions']:.0f} CPU-s per million decisions")
-    for c in contrasts:
-        print(f"{c['opponent']}: {c['contrast']} {c['estimate']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}], "
-              f"p {c['p_value']:.3f}{' (Holm: significant)' if c['holm_significant'] else ''}")
+    print_comparison(cmp)
     print(f"wrote {args.out}")
     return 0
 

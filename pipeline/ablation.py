@@ -23,7 +23,6 @@ discarded and that run starts over, so a result never mixes two configurations.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -36,6 +35,7 @@ import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig, train_config
 from climbrl.params import Params, load_params
 from climbrl.threads import process_pool
+from pipeline import params_io
 from pipeline.seeded import deal_records, train_resumable
 from pipeline.stages import SEEDS, load_seeds
 
@@ -276,8 +276,9 @@ def _training_lines(a: dict[str, Any]) -> list[str]:
     return lines
 
 
+@params_io.command("python -m pipeline.ablation")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.ablation", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.ablation", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=[*ABLATIONS, "summary", "evaluate"],
                    help="an ablation (train, then evaluate), 'evaluate ABLATION' (evaluate existing runs) or 'summary'")
     p.add_argument("ablation", nargs="?", choices=list(ABLATIONS), help="with 'evaluate': which ablation")

@@ -17,16 +17,15 @@ part 1): two stages of ``strong/dvc.yaml`` (``make strong``), from the ``auction
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline import params_io
+from pipeline.params_io import ParamsError
 
 PARAMS = Path(__file__).resolve().parents[1] / "strong" / "params.yaml"
 RUNS = Path("runs/strong/bid")
@@ -37,24 +36,28 @@ TRAIN_KEYS = ("play", "rules", "epochs", "games_per_epoch", "seed", "bid_epsilon
 def load_auction_params(path: Path = PARAMS) -> dict[str, Any]:
     """The ``auction`` section: ``train`` (:class:`~climbrl.learn.bidder_training.BidTraining`'s
     fields) and ``evaluate`` (``agents``: name -> spec, ``opponent``, ``decks``, ``seed``)."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
+    data = params_io.read(path)
     sec = data.get("auction") if isinstance(data, dict) else None
     if not isinstance(sec, dict) or set(sec) != {"train", "evaluate"}:
-        raise ValueError(f"{path}: expected an 'auction' mapping with exactly 'train' and 'evaluate'")
+        raise ParamsError(f"{path}: expected an 'auction' mapping with exactly 'train' and 'evaluate'")
+    params_io.mapping(sec["train"], path, "auction.train", "a mapping of " + ", ".join(TRAIN_KEYS))
     unknown = set(sec["train"]) - set(TRAIN_KEYS)
     if unknown:
-        raise ValueError(f"{path}: auction.train: unknown {', '.join(sorted(unknown))} "
-                         f"(known: {', '.join(TRAIN_KEYS)})")
-    ev = sec["evaluate"]
+        raise ParamsError(f"{path}: auction.train: unknown {', '.join(sorted(map(str, unknown)))} "
+                          f"(known: {', '.join(TRAIN_KEYS)})")
+    ev = params_io.mapping(sec["evaluate"], path, "auction.evaluate", "a mapping of agents, opponent, decks, seed")
     for k in ("agents", "opponent", "decks", "seed"):
         if k not in ev:
-            raise ValueError(f"{path}: auction.evaluate needs {k}")
-    if not isinstance(ev["agents"], dict) or not ev["agents"]:
-        raise ValueError(f"{path}: auction.evaluate.agents must map names to agent specs")
-    spec(sec).check()
+            raise ParamsError(f"{path}: auction.evaluate needs {k}")
+    if not isinstance(ev["agents"], dict) or not ev["agents"] or not all(
+            isinstance(a, str) and a for a in (*ev["agents"], *ev["agents"].values(), ev["opponent"])):
+        raise ParamsError(f"{path}: auction.evaluate.agents must map names to agent specs (and opponent be one)")
+    params_io.integer(ev["decks"], path, "auction.evaluate.decks", 1, params_io.DEALS_MAX)
+    params_io.integer(ev["seed"], path, "auction.evaluate.seed", 0, params_io.SEED_MAX)
+    try:
+        spec(sec).check()
+    except (TypeError, ValueError) as e:
+        raise ParamsError(params_io.one_line(e), path, "auction.train") from None
     return sec
 
 
@@ -67,10 +70,11 @@ def spec(sec: dict[str, Any]) -> Any:
 
 
 def train(sec: dict[str, Any], runs: Path = RUNS) -> list[dict[str, Any]]:
-    import shutil
-
+    """Train the bid model into ``runs``, continuing its checkpoint; one of other settings is
+    moved aside (:func:`pipeline.previous.move_aside`) and the training starts over."""
     from climbrl.learn.bidder_training import train_bidder, write_rule_bidder
     from climbrl.learn.checkpoint import CheckpointError
+    from pipeline.previous import move_aside
 
     s = spec(sec)
     try:
@@ -78,8 +82,7 @@ def train(sec: dict[str, Any], runs: Path = RUNS) -> list[dict[str, Any]]:
     except CheckpointError as e:
         if "other settings" not in str(e):
             raise
-        print(f"auction train: {e}: starting over", file=sys.stderr)
-        shutil.rmtree(runs)
+        move_aside(runs, params_io.one_line(e))
         history = train_bidder(s, runs, on_epoch=lambda r: print(json.dumps(r), flush=True))
     write_rule_bidder(s.play, runs / "rule-bid.pt")
     return history
@@ -104,17 +107,15 @@ def render(out: dict[str, Any]) -> str:
                       *auction_report.render(out)]) + "\n"
 
 
+@params_io.command("python -m pipeline.auction")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.auction")
+    p = params_io.ArgumentParser(prog="python -m pipeline.auction")
     p.add_argument("step", choices=("train", "evaluate"))
     p.add_argument("--params", default=str(PARAMS))
     p.add_argument("--workers", type=int, default=2)
     args = p.parse_args(argv)
-    try:
-        sec = load_auction_params(Path(args.params))
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    params_io.workers(args.workers)
+    sec = load_auction_params(Path(args.params))
     start = time.perf_counter()
     if args.step == "train":
         train(sec)

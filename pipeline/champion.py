@@ -38,7 +38,6 @@ not track files outside the repository).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -46,11 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.agents.runner import load_deal_seeds
+from pipeline import params_io
 from pipeline.external import external_missing
+from pipeline.params_io import ParamsError
 
 PARAMS = Path("champion/params.yaml")
 REPORTS = Path("reports/champion")
@@ -64,8 +63,8 @@ TRAINING_BUDGET_S = 3600.0
 """The issue's training budget: 1 CPU-hour."""
 
 
-class ChampionParamsError(ValueError):
-    pass
+class ChampionParamsError(ParamsError):
+    """A champion params file or match that cannot be played (``main``: status 2, one line)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class ChampionParams:
 
 def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     """``champion/params.yaml``, checked: a clear error for every wrong field."""
-    raw = yaml.safe_load(Path(path).read_text())
+    raw = params_io.read(path)
     if not isinstance(raw, dict):
         raise ChampionParamsError(f"{path}: not a mapping")
     keys = {"champion", "public_champion", "rules", "deal_set", "seat_seed", "workers", "timing_deals", "base",
@@ -115,10 +114,12 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
     raw.setdefault("team_champion", "")
     raw["strong_matches"] = raw.get("strong_matches") or {}
     ints = {}
-    for k, low in (("seat_seed", 0), ("workers", 1), ("timing_deals", 0)):
+    for k, low, high in (("seat_seed", 0, params_io.SEED_MAX), ("workers", 1, params_io.WORKERS_MAX),
+                         ("timing_deals", 0, params_io.DEALS_MAX)):
         v = raw[k]
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ChampionParamsError(f"{path}: {k} must be an integer >= {low}, got {v!r}")
+        if not isinstance(v, int) or isinstance(v, bool) or v < low or (high is not None and v > high):
+            raise ChampionParamsError(f"{path}: {k} must be an integer >= {low}"
+                                      + (f" and <= {high:,}" if high is not None else "") + f", got {v!r}")
         ints[k] = v
     groups = ("matches", "study_matches", "base_matches", "strong_matches")
     if not all(isinstance(raw[g], dict) for g in groups) or not raw["matches"]:
@@ -136,16 +137,24 @@ def load_champion_params(path: str | Path = PARAMS) -> ChampionParams:
         if not isinstance(name, str):
             raise ChampionParamsError(f"{path}: match name {name!r} is not a string (YAML reads on/off/yes/no as "
                                       "booleans: quote it)")
+        params_io.name(name, path, f"{seen[name]}")  # reports/champion/matches/NAME.json
         if not isinstance(m, dict) or not {"agent", "opponent", "deals"} <= set(m) or \
                 set(m) - {"agent", "opponent", "deals", "rules", "team"}:
             raise ChampionParamsError(f"{path}: match {name!r} needs agent, opponent, deals (and may name rules, "
                                       f"team), got {m!r}")
+        if not all(isinstance(m[k], str) and m[k] for k in ("agent", "opponent")) or \
+                not isinstance(m.get("rules", ""), str):
+            raise ChampionParamsError(f"{path}: match {name!r}: agent, opponent and rules must be strings, got {m!r}")
         if not isinstance(m.get("team", False), bool):
             raise ChampionParamsError(f"{path}: match {name!r}: team must be true or false, got {m['team']!r}")
-        if not isinstance(m["deals"], int) or m["deals"] < 2:
-            raise ChampionParamsError(f"{path}: match {name!r}: deals must be an integer >= 2, got {m['deals']!r}")
+        deals = m["deals"]
+        if isinstance(deals, bool) or not isinstance(deals, int) or not 2 <= deals <= params_io.DEALS_MAX:
+            raise ChampionParamsError(f"{path}: match {name!r}: deals must be an integer >= 2 (at most "
+                                      f"{params_io.DEALS_MAX:,}), got {m['deals']!r}")
         matches[name] = Match(name, str(m["agent"]), str(m["opponent"]), m["deals"],
                               str(m.get("rules", raw["rules"])), m.get("team", False))
+    if not isinstance(raw["curve"] or [], list):
+        raise ChampionParamsError(f"{path}: curve must be a list of match names, got {raw['curve']!r}")
     curve = tuple(raw["curve"] or ())
     unknown = [c for c in curve if not isinstance(c, str) or c not in matches]
     if unknown or not curve:
@@ -213,7 +222,10 @@ def _match_setup(name: str, params: ChampionParams) -> tuple[Match, list[int], A
     if name not in params.matches:
         raise ChampionParamsError(f"no match {name!r} in the champion's params (matches: {', '.join(params.matches)})")
     m = params.matches[name]
-    seeds = load_deal_seeds(params.deal_set)
+    try:
+        seeds = load_deal_seeds(params.deal_set)
+    except ValueError as e:
+        raise ChampionParamsError(f"deal_set: {e}") from None
     if m.deals > len(seeds):
         raise ChampionParamsError(f"match {name!r}: {m.deals} deals, {params.deal_set} holds {len(seeds)}")
     return m, seeds[:m.deals], make_game(game_name("big2", m.rules))
@@ -298,8 +310,9 @@ def _team_match(m: Match, params: ChampionParams, seeds: list[int], game: Any) -
     return {"team": True, **team_scores(rows, players), "match_wall_s": time.perf_counter() - t0}
 
 
+@params_io.command("python -m pipeline.champion")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.champion", description=__doc__.split("\n\n")[0])
+    ap = params_io.ArgumentParser(prog="python -m pipeline.champion", description=__doc__.split("\n\n")[0])
     ap.add_argument("--params", default=str(PARAMS))
     ap.add_argument("--reports", default=str(REPORTS))
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -31,7 +31,6 @@ machine; it names ``localhost``, 127.0.0.1, this host and ``--name`` all the sam
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import ipaddress
 import os
@@ -52,6 +51,7 @@ from climbrl.cluster import (  # noqa: F401 (the client side, used by the flow a
     security,
     tls_files,
 )
+from pipeline import params_io
 
 
 def _name(common: str) -> Any:
@@ -145,8 +145,9 @@ def dask_config_env(folder: str | Path) -> dict[str, str]:
     return env
 
 
+@params_io.command("python -m pipeline.dask_tls")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.dask_tls", description=__doc__.split("\n\n")[0])
+    ap = params_io.ArgumentParser(prog="python -m pipeline.dask_tls", description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", help="where to write ca.pem, cert.pem and key.pem (made 0700)")
     ap.add_argument("--days", type=int, default=365, help="validity (default 365 days)")
     ap.add_argument("--name", action="append", default=[], help="another host name or address to name in the "

@@ -29,7 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from climbrl.yamlfile import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,8 +51,8 @@ def load(path: str) -> Any:
     if not file.is_file():
         raise MissingResult(f"{path}: no such file (a number of the docs is read from it)")
     text = file.read_text()
-    if file.suffix in (".yaml", ".yml"):
-        return yaml.safe_load(text)
+    if file.suffix in (".yaml", ".yml"):  # as the project reads its files: a key given twice is refused
+        return load_yaml(text)
     return json.loads(text)
 
 

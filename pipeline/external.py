@@ -5,13 +5,18 @@ pipelines that record a match as not run where that data is missing (``make cham
 from __future__ import annotations
 
 
-def external_missing(spec: str) -> str | None:
-    """Why an agent spec cannot be built here for want of outside data (the public agent's
-    weights: the agent itself, or a search whose rollouts play its network), or None."""
-    from climbrl.paths import public_agent_missing
-
+def needs_external(spec: str) -> bool:
+    """Whether an agent spec plays the public agent's weights: the agent itself, or a search whose
+    rollouts or own moves play its network."""
     name, _, arg = spec.partition(":")
     knobs = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in arg.split(","))}
-    needs = name.strip() == "charlesworth" or (name.strip() == "search" and "charlesworth" in (
+    return name.strip() == "charlesworth" or (name.strip() == "search" and "charlesworth" in (
         knobs.get("rollout"), knobs.get("own")))
-    return public_agent_missing() if needs else None
+
+
+def external_missing(spec: str) -> str | None:
+    """Why an agent spec cannot be built here for want of outside data (:func:`needs_external`),
+    or None."""
+    from climbrl.paths import public_agent_missing
+
+    return public_agent_missing() if needs_external(spec) else None

@@ -29,7 +29,6 @@ it before params.yaml's ``tracking_uri``): ``make run``, ``climbrl tune``, any n
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline import params_io
 from pipeline.hosts import client_address, free_port, is_loopback, local_address, url_host
 from pipeline.postgres import HOST, LocalPostgres, PostgresUnavailable, create_database
 
@@ -142,10 +142,11 @@ def study_pages(uri: str, root: Path = Path(".")) -> dict[str, str]:
     return {experiment: runs_address(uri, experiment) for _, experiment in tracked_studies(root)}
 
 
+@params_io.command("python -m pipeline.mlflow_server")
 def main(argv: list[str] | None = None) -> int:
     from mlflow.exceptions import MlflowException
 
-    ap = argparse.ArgumentParser(prog="python -m pipeline.mlflow_server", description=__doc__.split("\n\n")[0])
+    ap = params_io.ArgumentParser(prog="python -m pipeline.mlflow_server", description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend-store-uri", default=os.environ.get("CLIMBRL_MLFLOW_BACKEND"),
                     help="postgresql://... (default CLIMBRL_MLFLOW_BACKEND, which keeps the password off the "
                     "command line; else --backend-file; else a local PostgreSQL in --pgdata)")

@@ -17,7 +17,6 @@ the params.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -26,6 +25,7 @@ from typing import Any, NamedTuple
 
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.track import sha256_file
+from pipeline import params_io
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -100,8 +100,9 @@ def ship(run: str, root: Path = ROOT) -> Path:
     return out / "model.json"
 
 
+@params_io.command("python -m pipeline.models")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.models")
+    p = params_io.ArgumentParser(prog="python -m pipeline.models")
     p.add_argument("step", choices=("ship",))
     p.add_argument("run", help="a run of strong/params.yaml whose final policy exists (e.g. doudizhu-warm)")
     args = p.parse_args(argv)

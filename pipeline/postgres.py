@@ -38,7 +38,6 @@ off (``tests/conftest.py``).
 
 from __future__ import annotations
 
-import argparse
 import glob
 import hashlib
 import os
@@ -58,6 +57,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pipeline import params_io
 from pipeline.hosts import LOOPBACK, client_address, free_port, is_loopback, local_address, url_host
 
 HOST = LOOPBACK
@@ -411,8 +411,9 @@ def local_postgres(root: str | Path | None = None, port: int | None = None, db: 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+@params_io.command("python -m pipeline.postgres")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.postgres", description=__doc__.split("\n\n")[0])
+    ap = params_io.ArgumentParser(prog="python -m pipeline.postgres", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=".pgdata", help="its folder (data, URL, log); kept (default .pgdata)")
     ap.add_argument("--port", type=int, default=int(os.environ.get("CLIMBRL_PG_PORT", "5432")),
                     help="port (default CLIMBRL_PG_PORT or 5432)")

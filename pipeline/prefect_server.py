@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pipeline  # noqa: F401  (environment defaults: PREFECT_HOME, analytics off)
+from pipeline import params_io
 from pipeline.hosts import LOOPBACK, client_address, free_port, local_address, url_host
 
 HOST = LOOPBACK
@@ -144,8 +145,9 @@ def run_with_server(command: Sequence[str], port: int | None = None, host: str =
         return 1
 
 
+@params_io.command("python -m pipeline.prefect_server")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.prefect_server",
+    p = params_io.ArgumentParser(prog="python -m pipeline.prefect_server",
                                 description="run COMMAND with one local Prefect server (or PREFECT_API_URL)")
     p.add_argument("--port", type=int, default=None, help="the server's port (default: CLIMBRL_PREFECT_PORT "
                    "or a free one)")

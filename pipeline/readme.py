@@ -8,9 +8,9 @@ is stale (``tests/test_docs.py`` does the same). ``make docs`` runs it before bu
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from pipeline import params_io
 from pipeline.docs import (
     BIG2,
     DDZ,
@@ -161,8 +161,9 @@ def render(text: str) -> str:
     return text[: start + len(README_START)] + "\n" + block() + text[end:]
 
 
+@params_io.command("python -m pipeline.readme")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.readme", description=__doc__.splitlines()[0])
+    ap = params_io.ArgumentParser(prog="python -m pipeline.readme", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when the README's block is stale, writing nothing")
     args = ap.parse_args(argv)
     text = README.read_text()

@@ -35,7 +35,6 @@ the gated win rate is over both roles. Deals are drawn for the purpose ``regress
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -45,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from pipeline import params_io
 
 BAND = Path(__file__).resolve().parents[1] / "ci" / "regression_band.yaml"
 DDZ_BAND = BAND.with_name("regression_band_doudizhu.yaml")
@@ -60,10 +61,7 @@ def load_band(path: Path = BAND) -> dict[str, Any]:
     """A band file: ``train`` (the training's params), ``evaluate`` (games, seed, workers),
     ``opponents`` and, once measured, ``expected`` ({opponent: {wins, games}}) with the
     ``math_path`` it was measured on. ``ValueError`` naming the file on anything else."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read regression band {path}: {e}") from None
+    data = params_io.read(path)
     if not isinstance(data, dict) or not {"train", "evaluate", "opponents"} <= set(data):
         raise ValueError(f"{path}: expected 'train', 'evaluate' and 'opponents' sections")
     if not isinstance(data["opponents"], list) or not data["opponents"]:
@@ -199,8 +197,9 @@ def write_expected(band_file: Path, spec: dict[str, Any], results: dict[str, dic
     Path(band_file).write_text("\n".join(header) + "\n" + yaml.safe_dump(body, sort_keys=False))
 
 
+@params_io.command("python -m pipeline.regression")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.regression")
+    p = params_io.ArgumentParser(prog="python -m pipeline.regression")
     p.add_argument("--band", default=str(BAND), help="the gate's file (default %(default)s)")
     p.add_argument("--out", default="runs/regression")
     p.add_argument("--agent", help="evaluate this agent instead of training (e.g. random: must fail)")
@@ -209,11 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--add-path", action="store_true", help="with --write: add this math path's results beside "
                    "the other paths' (the same code, measured on another machine)")
     args = p.parse_args(argv)
-    try:
-        spec = load_band(Path(args.band))
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    spec = load_band(Path(args.band))
     start = time.perf_counter()
     results = evaluate_agent(args.agent, spec) if args.agent else train_and_evaluate(spec, Path(args.out))
     game = spec["train"].get("game", GAME)
@@ -227,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
               + (f", committed {e['wins']}/{e['games']}" + ("" if mine else " (another math path)") if e else ""))
     if args.write:
         if args.agent:
-            print("error: --write records a training's results, not --agent's", file=sys.stderr)
-            return 2
+            raise ValueError("--write records a training's results, not --agent's")
         write_expected(Path(args.band), spec, results, add_path=args.add_path)
         print(f"wrote the expected results to {args.band}")
         return 0

@@ -25,7 +25,6 @@ Interrupted (SIGINT, SIGTERM), the running
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -37,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pipeline  # noqa: F401  (environment defaults: analytics off)
+from pipeline import params_io
 
 MAIN = "big2"
 
@@ -85,9 +85,12 @@ def stage_graph(root: Path = Path(".")) -> dict[str, set[str]]:
 
 
 def _raw_params(root: Path) -> dict:
-    import yaml
+    from pipeline.params_io import ParamsError, read
 
-    return yaml.safe_load((root / "params.yaml").read_text()) or {}
+    raw = read(root / "params.yaml") or {}
+    if not isinstance(raw, dict):
+        raise ParamsError("not a mapping", root / "params.yaml")
+    return raw
 
 
 def study_names(root: Path = Path(".")) -> list[str]:
@@ -168,8 +171,9 @@ def show_addresses(addresses: dict[str, str]) -> None:
         print(f"MLflow runs of {experiment}: {address}", flush=True)
 
 
+@params_io.command("python -m pipeline.repro")
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.repro", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.repro", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
                    help="studies run at once (default: the number of cores); 1 = plain dvc repro")
     p.add_argument("--dry", action="store_true", help="print the groups and the commands, run nothing")

@@ -1,9 +1,10 @@
 """What the studies that train a configuration with several seeds share: the ablations
 (``pipeline/ablation.py``) and the training-seed study (``pipeline/seeds.py``).
 
-- :func:`train_resumable`: train into a folder, resuming from its checkpoint; a checkpoint that
-  the config cannot resume (another setting: :func:`stale`) is discarded and the run starts over,
-  so a result never mixes two configurations.
+- :func:`train_resumable`: train into a folder, resuming from its checkpoint; a run that the
+  config cannot resume (another setting: :func:`stale`) is moved aside and the run starts over,
+  so a result never mixes two configurations; a checkpoint that cannot be read is refused, the
+  folder left as it is for a person to look at.
 - :func:`deal_records`: a final policy against copies of each baseline on a versioned deal list,
   as the game is judged (Big 2: every deal from every seat; Dou Dizhu under DouZero's protocol:
   every deal as landlord and as both peasants), the agent's wins deal by deal: what paired
@@ -16,8 +17,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,29 +29,29 @@ from climbrl.evaluate.stats import contrast_interval, holm, newcombe_interval, w
 
 def stale(cfg: TrainConfig, out: Path) -> str | None:
     """Why the checkpoint in ``out`` cannot be resumed by ``cfg`` (None: it can, or there is none);
-    the same rule as ``climbrl train --resume`` (:func:`climbrl.learn.checkpoint.resume_conflicts`)."""
+    the same rule as ``climbrl train --resume`` (:func:`climbrl.learn.checkpoint.resume_conflicts`).
+    A checkpoint that cannot be read raises :class:`~climbrl.learn.checkpoint.CheckpointError`:
+    what it holds is not known, so it is not for a program to discard."""
     from climbrl.learn import checkpoint as ckpt
 
     path = out / "checkpoint.pt"
     if not path.exists():
         return None
-    try:
-        state = ckpt.load(path)
-    except ckpt.CheckpointError as e:
-        return str(e)
-    return "; ".join(ckpt.resume_conflicts(cfg, state)) or None
+    return "; ".join(ckpt.resume_conflicts(cfg, ckpt.load(path))) or None
 
 
 def train_resumable(cfg: TrainConfig, out: str | Path) -> dict[str, Any]:
     """Train ``cfg`` into ``out`` (:func:`climbrl.training.train`, the study's in-training
-    evaluation), continuing its checkpoint; a folder of another configuration starts over."""
+    evaluation), continuing its checkpoint; a folder of another configuration is moved aside
+    (:func:`pipeline.previous.move_aside`) and the run starts over; an unreadable checkpoint is a
+    :class:`~climbrl.learn.checkpoint.CheckpointError`, the folder left as it is."""
     from climbrl.training import train
+    from pipeline.previous import move_aside
 
     out = Path(out)
     why = stale(cfg, out)
     if why:
-        print(f"{out}: starting over ({why})", file=sys.stderr)
-        shutil.rmtree(out)
+        move_aside(out, f"trained with another config ({why})")
     return train(cfg, out, resume=True, progress=False)
 
 

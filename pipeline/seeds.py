@@ -30,7 +30,6 @@ which is what ``make run`` chooses when its runs take the same math path.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -38,12 +37,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig
 from climbrl.params import Params, load_params
 from climbrl.threads import process_pool
+from pipeline import params_io
+from pipeline.params_io import ParamsError
 
 PARAMS = Path(__file__).resolve().parents[1] / "seeds" / "params.yaml"
 RUNS = Path("runs/seeds")
@@ -87,39 +86,46 @@ class SeedStudy:
 
 
 def load_seed_params(path: str | Path = PARAMS) -> SeedStudy:
-    """``seeds/params.yaml``, checked: ``ValueError`` naming the file and key on anything else
-    (every game's study must name it as its game, configure each contender, and train with a seed
-    among ``seeds``, so that the study's own choice is among the runs)."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
+    """``seeds/params.yaml``, checked: :class:`~pipeline.params_io.ParamsError` naming the file
+    and key on anything else (every game's study must name it as its game, configure each
+    contender, and train with a seed among ``seeds``, so that the study's own choice is among the
+    runs; every name is a plain name, as it names the runs' folders)."""
+    raw = params_io.read(path)
     if not isinstance(raw, dict) or set(raw) != {"seeds", "workers", "games"}:
-        raise ValueError(f"{path}: expected exactly seeds, workers and games")
+        raise ParamsError(f"{path}: expected exactly seeds, workers and games")
     seeds = raw["seeds"]
-    if (not isinstance(seeds, list) or len(seeds) < 2 or len(set(seeds)) != len(seeds)
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)):
-        raise ValueError(f"{path}: seeds must be at least two distinct non-negative integers, got {seeds!r}")
-    if not isinstance(raw["workers"], int) or raw["workers"] < 1:
-        raise ValueError(f"{path}: workers must be a positive integer")
+    if (not isinstance(seeds, list) or len(seeds) < 2 or len(set(map(repr, seeds))) != len(seeds)
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= params_io.SEED_MAX
+                       for s in seeds)):
+        raise ParamsError(f"{path}: seeds must be at least two distinct integers from 0 to {params_io.SEED_MAX:,}, "
+                          f"got {seeds!r}")
+    params_io.integer(raw["workers"], path, "workers", 1, params_io.WORKERS_MAX)
     if not isinstance(raw["games"], dict) or not raw["games"]:
-        raise ValueError(f"{path}: games must map each game to its study and learners")
+        raise ParamsError(f"{path}: games must map each game to its study and learners")
     games = {}
     for game, g in raw["games"].items():
+        params_io.name(game, path, "games")
         if not isinstance(g, dict) or not {"study", "learners"} <= set(g) <= {"study", "learners", "systems"}:
-            raise ValueError(f"{path}: games.{game} must hold study and learners, and may hold systems")
+            raise ParamsError(f"{path}: games.{game} must hold study and learners, and may hold systems")
         learners = g["learners"]
-        if not isinstance(learners, list) or len(learners) < 2 or len(set(learners)) != len(learners):
-            raise ValueError(f"{path}: games.{game}.learners must name at least two distinct learners")
-        params = load_params(g["study"])  # ParamsError (a ValueError) names the key
+        if (not isinstance(learners, list) or len(learners) < 2 or len(set(map(repr, learners))) != len(learners)
+                or not isinstance(g["study"], str)):
+            raise ParamsError(f"{path}: games.{game}.learners must name at least two distinct learners (and study a "
+                              "params spec)")
+        for a in learners:
+            params_io.name(a, path, f"games.{game}.learners")
+        try:
+            params = load_params(g["study"])  # ParamsError names the key
+        except ValueError as e:
+            raise ParamsError(str(e), path, f"games.{game}.study") from None
         if params.game != game:
-            raise ValueError(f"{path}: games.{game}.study {g['study']!r} is a study of {params.game}")
+            raise ParamsError(f"{path}: games.{game}.study {g['study']!r} is a study of {params.game}")
         missing = [a for a in learners if a not in params.train]
         if missing:
-            raise ValueError(f"{path}: games.{game}.learners: {', '.join(missing)} not trained by {g['study']}")
+            raise ParamsError(f"{path}: games.{game}.learners: {', '.join(missing)} not trained by {g['study']}")
         own = {params.train[a].seed for a in learners}
         if len(own) != 1 or not own <= set(seeds):
-            raise ValueError(f"{path}: games.{game}: the study trains with seed(s) {sorted(own)}, which must be one "
+            raise ParamsError(f"{path}: games.{game}: the study trains with seed(s) {sorted(own)}, which must be one "
                              f"seed among seeds {seeds} (the study's choice is read on it)")
         games[game] = GameSpec(g["study"], tuple(learners), _systems(path, game, g.get("systems") or {}, params,
                                                                      learners))
@@ -133,20 +139,21 @@ def _systems(path: str | Path, game: str, raw: Any, params: Params, learners: li
     (a contender; default: the base)."""
     where = f"{path}: games.{game}.systems"
     if not isinstance(raw, dict):
-        raise ValueError(f"{where} must map each system to its base learner and config changes")
+        raise ParamsError(f"{where} must map each system to its base learner and config changes")
     out = {}
     for name, spec in raw.items():
+        params_io.name(name, path, f"games.{game}.systems")  # runs/seeds/GAME/NAME
         if (name in params.train or not isinstance(spec, dict) or spec.get("base") not in learners
                 or spec.get("against", spec.get("base")) not in learners):
-            raise ValueError(f"{where}.{name}: a system needs a name the study does not train, and a base (and "
+            raise ParamsError(f"{where}.{name}: a system needs a name the study does not train, and a base (and "
                              f"against, if given) among the contenders ({', '.join(learners)})")
         changes = {k: v for k, v in spec.items() if k not in ("base", "against")}
         if not changes or "seed" in changes:
-            raise ValueError(f"{where}.{name}: a system changes its base's config (not its seed)")
+            raise ParamsError(f"{where}.{name}: a system changes its base's config (not its seed)")
         try:
             dataclasses.replace(params.train[spec["base"]], **changes)
         except (TypeError, ValueError) as e:
-            raise ValueError(f"{where}.{name}: {e}") from None
+            raise ParamsError(f"{where}.{name}: {e}") from None
         out[name] = System(spec["base"], changes, spec.get("against", spec["base"]))
     return out
 
@@ -366,8 +373,9 @@ def write_records(game: str, study: SeedStudy, records: list[dict[str, Any]], re
     return path
 
 
+@params_io.command("python -m pipeline.seeds")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.seeds", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("step", choices=("run",), help="train and evaluate every run (the report: python -m "
                    "pipeline.seeds_report)")
     p.add_argument("--params", default=str(PARAMS))
@@ -379,14 +387,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="run only these contenders or systems; the other runs' records are kept from the "
                         "REPORTS/GAME.json already there (an error where it lacks one)")
     args = p.parse_args(argv)
-    try:
-        study = load_seed_params(args.params)
-        if args.game:
-            study = only_game(study, args.game)
-        paths = run(study, args.runs, args.reports, args.workers, tuple(args.only))
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    params_io.workers(args.workers)
+    study = load_seed_params(args.params)
+    if args.game:
+        study = only_game(study, args.game)
+    paths = run(study, args.runs, args.reports, args.workers, tuple(args.only))
     for path in paths.values():
         print(path)
     return 0

@@ -11,7 +11,6 @@ rule (:func:`climbrl.report.choose_best`); every number that ranks is read on th
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline import params_io
 
 PARAMS = Path(__file__).resolve().parents[1] / "seeds" / "params.yaml"
 REPORTS = Path("reports/seeds")
@@ -280,20 +280,17 @@ def report(games: Sequence[str], seeds: Sequence[int], reports: str | Path, out_
     return out
 
 
+@params_io.command("python -m pipeline.seeds_report")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.seeds_report", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.seeds_report", description=__doc__.split("\n\n")[0])
     p.add_argument("--params", default=str(PARAMS), help="the seed study's params (its games and seeds)")
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
     p.add_argument("--game", help="this game alone, into REPORTS/GAME/ (its DVC stage: report@GAME)")
     args = p.parse_args(argv)
     from pipeline.seeds import load_seed_params, only_game
 
-    try:
-        study = load_seed_params(args.params)
-        games = list((only_game(study, args.game) if args.game else study).games)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    study = load_seed_params(args.params)
+    games = list((only_game(study, args.game) if args.game else study).games)
     if args.game:
         print(report(games, study.seeds, args.reports, Path(args.reports) / args.game))
     else:

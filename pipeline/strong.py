@@ -5,7 +5,8 @@ strong/dvc.yaml`` from ``strong/params.yaml``, one training per game, far past t
   Monte-Carlo by default, :mod:`climbrl.learn.dmc`) with the params' settings, into
   ``runs/strong/GAME``. Every epoch writes its checkpoint, so a killed run continues from its last
   finished epoch when the stage runs again (the folder is a persistent DVC output; a run whose
-  settings changed starts over). Logged live to MLflow (``tracking`` in the params). A copy of the
+  settings changed starts over, the old one moved aside to ``runs/strong/.previous-<UTC time>/``,
+  once the new start is checked). Logged live to MLflow (``tracking`` in the params). A copy of the
   policy is kept every ``train.keep_policy_every`` epochs: the points of the learning curve.
 - ``curve GAME``: every kept policy and the final one against each ``curve.opponents`` on the
   same fresh deals (purpose ``deep``, ``curve.seed``), judged as the game is judged
@@ -39,27 +40,29 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline import params_io
+from pipeline.params_io import ParamsError
+from pipeline.previous import move_aside
 
 PARAMS = Path(__file__).resolve().parents[1] / "strong" / "params.yaml"
 RUNS = Path("runs/strong")
 REPORTS = Path("reports/strong")
 SECTIONS = ("train", "curve", "evaluate")
 OPTIONAL = ("imitate", "continue")
+MATCHES = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
+"""The keys of the sections that play matches (all required, no other)."""
 IMITATION = "imitation"
 START = "start.json"
 
 
-class StrongError(ValueError):
+class StrongError(ParamsError):
     """Params or inputs the strong pipeline cannot use; ``main`` prints it and exits 2."""
 
 
@@ -135,33 +138,66 @@ def with_points_interval(x: dict[str, Any], agent: str, opponent: str, game: str
 
 
 def load_strong_params(path: Path = PARAMS) -> dict[str, dict[str, Any]]:
-    """``{game: {train, curve, evaluate}}``; ``ValueError`` naming the file and key on anything
-    else (the training settings are checked by :func:`climbrl.config.train_config`)."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
-    games = (data or {}).get("games") if isinstance(data, dict) else None
+    """``{run: {train, curve, evaluate}}``; :class:`StrongError` naming the file and key on
+    anything else (the training settings are checked by :func:`climbrl.config.train_config`, the
+    opponents by building them, outside data aside)."""
+    data = params_io.read(path)
+    games = data.get("games") if isinstance(data, dict) else None
     if not isinstance(games, dict) or not games:
-        raise ValueError(f"{path}: expected a 'games' mapping of game name to its train, curve and evaluate")
+        raise StrongError("expected a 'games' mapping of game name to its train, curve and evaluate", path)
     for game, spec in games.items():
+        params_io.name(game, path, "games")  # the run's folder: runs/strong/RUN
         if not isinstance(spec, dict) or not set(SECTIONS) <= set(spec) <= set(SECTIONS + OPTIONAL):
-            raise ValueError(f"{path}: games.{game} must hold {', '.join(SECTIONS)} (and optionally "
-                             f"{', '.join(OPTIONAL)})")
+            raise StrongError(f"games.{game} must hold {', '.join(SECTIONS)} (and optionally "
+                              f"{', '.join(OPTIONAL)})", path)
         if not isinstance(spec["train"], dict) or spec["train"].get("game", game) not in ("big2", "doudizhu"):
-            raise ValueError(f"{path}: games.{game}.train.game must name a game (big2, doudizhu), or the run's "
-                             "name must be one")
-        config(spec, game)  # ConfigError names the field
-        if "imitate" in spec:
-            imitation_config(spec, game)  # ImitationError names the field
+            raise StrongError(f"games.{game}.train.game must name a game (big2, doudizhu), or the run's "
+                              "name must be one", path)
+        try:
+            config(spec, game)  # ConfigError names the field
+            if "imitate" in spec:
+                imitation_config(spec, game)  # ImitationError names the field
+        except (TypeError, ValueError) as e:
+            raise StrongError(str(e), path, f"games.{game}") from None
         if "continue" in spec:
             _check_continue(spec, game, path)
-        needs = {"curve": ("opponents", "deals", "seed"), "evaluate": ("opponents", "deals", "deal_set")}
-        for section, keys in needs.items():
-            missing = [k for k in keys if k not in spec[section]]
-            if missing:
-                raise ValueError(f"{path}: games.{game}.{section} needs {', '.join(missing)}")
+        _check_matches(spec, game, path)
     return games
+
+
+def _check_matches(spec: dict[str, Any], run: str, path: Path) -> None:
+    """The curve's and the final evaluation's sections (:data:`MATCHES`): real integers within
+    bounds (``deals: -1`` or ``seed: true`` would be read as something else), opponents that this
+    game can build (one that needs outside data is checked where it is played), a deal set named."""
+    for section, keys in MATCHES.items():
+        where = f"games.{run}.{section}"
+        sec = params_io.mapping(spec[section], path, where, f"a mapping of {', '.join(keys)}")
+        missing = [k for k in keys if k not in sec]
+        if missing:
+            raise StrongError(f"{where} needs {', '.join(missing)}", path)
+        unknown = sorted(map(str, set(sec) - set(keys)))
+        if unknown:
+            raise StrongError(f"unknown {', '.join(unknown)} (it holds {', '.join(keys)})", path, where)
+        params_io.integer(sec["deals"], path, f"{where}.deals", 1, params_io.DEALS_MAX)
+        _check_opponents(sec["opponents"], game_of(spec, run), path, f"{where}.opponents")
+    params_io.integer(spec["curve"]["seed"], path, f"games.{run}.curve.seed", 0, params_io.SEED_MAX)
+    deal_set = spec["evaluate"]["deal_set"]
+    if not isinstance(deal_set, str) or not deal_set:
+        raise StrongError(f"must be the path of a deal set, got {deal_set!r}", path, f"games.{run}.evaluate.deal_set")
+
+
+def _check_opponents(value: Any, game: str, path: Path, key: str) -> None:
+    from climbrl.learn.specs import make_agent
+    from pipeline.external import needs_external
+
+    if not isinstance(value, list) or not value or not all(isinstance(o, str) and o for o in value):
+        raise StrongError(f"must be a list of agent specs, got {value!r}", path, key)
+    # built here but for those that need outside data or a policy file (a run's: it may not exist yet)
+    for opp in dict.fromkeys(o for o in value if not needs_external(o) and "checkpoint:" not in o):
+        try:
+            make_agent(opp, game)
+        except (TypeError, ValueError) as e:
+            raise StrongError(params_io.one_line(e), path, key) from None
 
 
 def game_of(spec: dict[str, Any], run: str) -> str:
@@ -187,10 +223,25 @@ def _check_continue(spec: dict[str, Any], run: str, path: Path) -> None:
     made it (whose CPU-hours this run's points are added to); not both it and ``imitate``."""
     c = spec["continue"]
     if "imitate" in spec:
-        raise StrongError(f"{path}: games.{run} cannot both imitate and continue another run")
+        raise StrongError(f"games.{run} cannot both imitate and continue another run", path)
     if not isinstance(c, dict) or set(c) != {"policy", "curve"}:
-        raise StrongError(f"{path}: games.{run}.continue must hold policy (the weights it starts from) and "
-                         "curve (the curve.json of the run that made them), nothing else")
+        raise StrongError(f"games.{run}.continue must hold policy (the weights it starts from) and "
+                          "curve (the curve.json of the run that made them), nothing else", path)
+    for k in ("policy", "curve"):
+        if not isinstance(c[k], str) or not c[k]:
+            raise StrongError(f"must be a file's path, got {c[k]!r}", path, f"games.{run}.continue.{k}")
+
+
+def _check_start(cfg: Any, run: str) -> None:
+    """The weights a ``continue`` run starts from (``continue.policy``), checked as its training
+    will load them (a readable policy of this game, of the network this config builds) before
+    anything in the run's folder is touched: a bad start loses nothing."""
+    from climbrl.learn.registry import make_learner
+
+    try:
+        make_learner(cfg)
+    except (OSError, ValueError) as e:
+        raise StrongError(params_io.one_line(e), key=f"games.{run}.continue.policy") from None
 
 
 def imitation_config(spec: dict[str, Any], run: str) -> Any:
@@ -221,50 +272,61 @@ def _clone(spec: dict[str, Any], run: str, runs: Path) -> None:
 
         if same(json.loads(done.read_text()).get("config", {})) == same(json.loads(json.dumps(asdict(cfg)))):
             return
-        print(f"strong {run}: its behaviour cloning was made with other settings: starting over", file=sys.stderr)
-    if out.exists():
-        shutil.rmtree(out)
+        move_aside(out, "its behaviour cloning was made with other settings")
+    elif out.exists() and any(out.iterdir()):
+        move_aside(out, "it holds no finished behaviour cloning")
     imitate(cfg, out / IMITATION)
 
 
 def train_game(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, track: bool = True,
-               tracking: dict[str, str] | None = None) -> dict[str, Any]:
+               tracking: dict[str, str] | None = None, time_limit: float | None = None) -> dict[str, Any]:
     """Train (or continue) the game's strong learner; a folder trained with other settings is
-    started over, so the stage's output always matches its params; an unreadable checkpoint is
-    a :class:`~climbrl.learn.checkpoint.CheckpointError` and the folder is left as it is."""
-    from climbrl.learn import checkpoint as ckpt
+    started over, so the stage's output always matches its params. ``time_limit``: seconds for
+    this leg of a run trained in legs (:mod:`pipeline.legs`; it stops after a whole epoch). Nothing is deleted: the new
+    start (``continue.policy``) is checked first, and a run that starts over is moved aside
+    (:func:`pipeline.previous.move_aside`); an unreadable checkpoint is a
+    :class:`~climbrl.learn.checkpoint.CheckpointError` and the folder is left as it is."""
     from climbrl.learn.train import CHECKPOINT, METRICS, POLICY
     from climbrl.training import train
 
-    if "imitate" in params[game]:
-        _clone(params[game], game, runs)
-    elif (runs / game / IMITATION).exists():  # a cloning from when the run had one: not this run's start
-        shutil.rmtree(runs / game / IMITATION)
-    cfg = config(params[game], game, runs)
-    out = runs / game
+    spec, out = params[game], runs / game
+    cfg = config(spec, game, runs)
+    if "continue" in spec:
+        _check_start(cfg, game)
+    if "imitate" in spec:
+        _clone(spec, game, runs)
+    why = _stale(cfg, spec, out)
+    if why:  # the behaviour cloning, made with these settings, stays
+        move_aside(out, f"trained with other settings ({why})", keep=(IMITATION,) if "imitate" in spec else ())
     resume = (out / CHECKPOINT).exists()
-    if resume:
-        conflicts = ckpt.resume_conflicts(cfg, ckpt.load(out / CHECKPOINT))  # CheckpointError: left for a person
-        conflicts += _start_conflicts(params[game], out)
-        if conflicts:
-            print(f"strong {game}: {out} was trained with other settings ({'; '.join(map(str, conflicts))}): "
-                  "starting over", file=sys.stderr)
-            for entry in out.iterdir():  # the behaviour cloning, made with these settings, stays
-                if entry.name != IMITATION:
-                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-            resume = False
-    _record_start(params[game], out, fresh=not resume)
+    _record_start(spec, out, fresh=not resume)
     if not track:
-        return train(cfg, out, resume=resume, progress=False)
+        return train(cfg, out, resume=resume, progress=False, time_limit=time_limit)
     from climbrl import track as tr
 
     t = tracking or {"tracking_uri": "sqlite:///mlflow.db", "experiment": "climbrl-strong"}
     tr.configure(t["tracking_uri"], t["experiment"])
     with tr.training_run(cfg.to_dict(), out, artifacts=[out / POLICY, out / METRICS], resuming=resume,
                          stage="strong-train") as run:
-        res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch)
+        res = train(cfg, out, resume=resume, progress=False, on_epoch=run.on_epoch, time_limit=time_limit)
         run.complete(res["history"])
     return res
+
+
+def _stale(cfg: Any, spec: dict[str, Any], out: Path) -> str | None:
+    """Why the run's folder is not this config's training to continue (None: it is, or it is
+    empty): another config in its checkpoint, other start weights, or a behaviour cloning from
+    when the run had one."""
+    from climbrl.learn import checkpoint as ckpt
+    from climbrl.learn.train import CHECKPOINT
+
+    why = []
+    if "imitate" not in spec and (out / IMITATION).exists():
+        why.append("it started from a behaviour cloning this run no longer makes")
+    if (out / CHECKPOINT).exists():
+        why += ckpt.resume_conflicts(cfg, ckpt.load(out / CHECKPOINT))  # CheckpointError: left for a person
+        why += _start_conflicts(spec, out)
+    return "; ".join(map(str, why)) or None
 
 
 def _start_conflicts(spec: dict[str, Any], out: Path) -> list[str]:
@@ -390,10 +452,14 @@ def final(game: str, params: dict[str, dict[str, Any]], runs: Path = RUNS, repor
     policy = runs / game / POLICY
     if not policy.exists():
         raise FileNotFoundError(f"no trained policy in {runs / game}: run python -m pipeline.strong train {game} first")
-    seeds = load_deal_seeds(spec["evaluate"]["deal_set"])[:spec["evaluate"]["deals"]]
+    where = f"games.{game}.evaluate"
+    try:
+        seeds = load_deal_seeds(spec["evaluate"]["deal_set"])[:spec["evaluate"]["deals"]]
+    except ValueError as e:
+        raise StrongError(str(e), key=f"{where}.deal_set") from None
     if len(seeds) < spec["evaluate"]["deals"]:
-        raise ValueError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
-                         f"{spec['evaluate']['deals']}")
+        raise StrongError(f"{spec['evaluate']['deal_set']} holds {len(seeds)} deals, evaluate.deals asks "
+                          f"{spec['evaluate']['deals']}", key=f"{where}.deals")
     opponents, not_run = _opponents(list(spec["evaluate"]["opponents"]))
     agent = f"checkpoint:{policy}"
     matches = {opp: versus(agent, opp, cfg.game, cfg.rules, len(seeds), seeds=seeds, workers=workers)
@@ -755,8 +821,9 @@ def _plot(c: dict[str, Any], roles: list[tuple[str, str]], targets: list[Target]
     plt.close(fig)
 
 
+@params_io.command("python -m pipeline.strong")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.strong")
+    p = params_io.ArgumentParser(prog="python -m pipeline.strong")
     p.add_argument("step", choices=("train", "curve", "final", "report"))
     p.add_argument("game", nargs="?")
     p.add_argument("--params", default=str(PARAMS))
@@ -764,27 +831,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--no-track", action="store_true", help="train without MLflow")
     args = p.parse_args(argv)
-    try:
-        params = load_strong_params(Path(args.params))
-        if args.step != "report" and args.game not in params:
-            raise ValueError(f"name a game of {args.params}: {', '.join(params)}")
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    params_io.workers(args.workers)
+    params = load_strong_params(Path(args.params))
+    if args.step != "report" and args.game not in params:
+        raise StrongError(f"name a game of {args.params}: {', '.join(params)}")
     start = time.perf_counter()
-    try:
-        _step(args, params)
-    except (StrongError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    _step(args, params)
     print(f"strong {args.step} {args.game or ''}: {time.perf_counter() - start:.0f} s")
     return 0
 
 
+def tracking_of(path: str | Path) -> dict[str, str] | None:
+    """The params' ``tracking`` section (``tracking_uri``, ``experiment``), or None without one."""
+    t = params_io.read(path).get("tracking")
+    if t is not None and (not isinstance(t, dict) or set(t) != {"tracking_uri", "experiment"}
+                          or not all(isinstance(v, str) and v for v in t.values())):
+        raise StrongError(f"must hold tracking_uri and experiment, got {t!r}", path, "tracking")
+    return t
+
+
 def _step(args: argparse.Namespace, params: dict[str, dict[str, Any]]) -> None:
     if args.step == "train":
-        raw = yaml.safe_load(Path(args.params).read_text())
-        train_game(args.game, params, track=not args.no_track, tracking=raw.get("tracking"))
+        train_game(args.game, params, track=not args.no_track, tracking=tracking_of(args.params))
     elif args.step == "curve":
         curve(args.game, params, reports=Path(args.reports), workers=args.workers)
     elif args.step == "final":

@@ -33,7 +33,6 @@ are committed before the other's start (``dvc repro tune/dvc.yaml:compare@doudiz
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -43,12 +42,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import pipeline  # noqa: F401  (environment defaults)
 from climbrl.config import TrainConfig
 from climbrl.params import Params, load_params
 from climbrl.threads import process_pool
+from pipeline import params_io
+from pipeline.params_io import ParamsError
 
 PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
 RUNS = Path("runs/tune")
@@ -100,49 +99,45 @@ class Tuning:
     """A new study's first trial is the learner's own config (:func:`climbrl.tune.enqueue_default`)."""
 
 
-def _posint(v: Any, where: str, low: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise ValueError(f"{where}: must be an integer >= {low}, got {v!r}")
-    return v
+def _posint(v: Any, where: str, low: int = 1, high: int | None = None) -> int:
+    return params_io.integer(v, where, "", low, high)
 
 
 def load_tuning(path: str | Path = PARAMS) -> Tuning:
-    """``tune/params.yaml``, checked: a ``ValueError`` naming the file and the key on anything else,
-    before any work."""
+    """``tune/params.yaml``, checked: a :class:`~pipeline.params_io.ParamsError` naming the file
+    and the key on anything else, before any work."""
     from climbrl.tune import check_storage, shared_storage
 
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
+    raw = params_io.read(path)
     if not isinstance(raw, dict) or set(raw) - set(TOP) or {"games", "seeds"} - set(raw):
-        raise ValueError(f"{path}: expected the keys {', '.join(TOP)} (games and seeds required)")
+        raise ParamsError(f"{path}: expected the keys {', '.join(TOP)} (games and seeds required)")
     raw = {"storage": "sqlite:///runs/tune/study/optuna.db", "workers": 2, "study_workers": 1, "mlflow": True,
            "start_from_default": True, **raw}
     storage = raw["storage"]
     if not isinstance(storage, str) or not storage:
-        raise ValueError(f"{path}: storage must be a database URL, got {storage!r}")
+        raise ParamsError(f"{path}: storage must be a database URL, got {storage!r}")
     storage = os.environ.get("CLIMBRL_TUNE_STORAGE") or storage
     if not storage.startswith("sqlite:///"):
         try:
             check_storage(storage)
         except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
-    workers = _posint(raw["workers"], f"{path}: workers")
-    study_workers = _posint(raw["study_workers"], f"{path}: study_workers")
+            raise ParamsError(f"{path}: {e}") from None
+    workers = _posint(raw["workers"], f"{path}: workers", 1, params_io.WORKERS_MAX)
+    study_workers = _posint(raw["study_workers"], f"{path}: study_workers", 1, params_io.WORKERS_MAX)
     if study_workers > 1 and not shared_storage(storage):
-        raise ValueError(f"{path}: study_workers {study_workers} needs a shared database (storage: postgresql://...); "
+        raise ParamsError(f"{path}: study_workers {study_workers} needs a shared database (storage: postgresql://...); "
                          "a SQLite file takes one worker per study")
     seeds = raw["seeds"]
-    if (not isinstance(seeds, list) or len(seeds) < 3 or len(set(seeds)) != len(seeds)
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)):
-        raise ValueError(f"{path}: seeds must be at least three distinct non-negative integers (the tuned and the "
+    if (not isinstance(seeds, list) or len(seeds) < 3 or len(set(map(repr, seeds))) != len(seeds)
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= params_io.SEED_MAX
+                       for s in seeds)):
+        raise ParamsError(f"{path}: seeds must be at least three distinct non-negative integers (the tuned and the "
                          f"default config each trained once per seed), got {seeds!r}")
     for key in ("mlflow", "start_from_default"):
         if not isinstance(raw[key], bool):
-            raise ValueError(f"{path}: {key} must be true or false, got {raw[key]!r}")
+            raise ParamsError(f"{path}: {key} must be true or false, got {raw[key]!r}")
     if not isinstance(raw["games"], dict) or not raw["games"]:
-        raise ValueError(f"{path}: games must map each game to its studies")
+        raise ParamsError(f"{path}: games must map each game to its studies")
     games = {game: _game_tuning(path, game, g, tuple(seeds)) for game, g in raw["games"].items()}
     return Tuning(storage, workers, study_workers, tuple(seeds), raw["mlflow"], games, raw["start_from_default"])
 
@@ -151,51 +146,62 @@ def _game_tuning(path: str | Path, game: str, g: Any, seeds: tuple[int, ...]) ->
     from climbrl.learn.specs import make_agent
 
     where = f"{path}: games.{game}"
+    params_io.name(game, path, "games")
     if not isinstance(g, dict) or set(g) != set(GAME_KEYS):
-        missing, extra = set(GAME_KEYS) - set(g or {}), set(g or {}) - set(GAME_KEYS)
-        raise ValueError(f"{where} must hold exactly {', '.join(GAME_KEYS)}"
+        missing, extra = set(GAME_KEYS) - set(g if isinstance(g, dict) else {}), \
+            set(g if isinstance(g, dict) else {}) - set(GAME_KEYS)
+        raise ParamsError(f"{where} must hold exactly {', '.join(GAME_KEYS)}"
                          + (f" (missing {', '.join(sorted(missing))})" if missing else "")
                          + (f" (unknown {', '.join(sorted(map(str, extra)))})" if extra else ""))
-    params = load_params(g["study"])  # ParamsError (a ValueError) names the key
+    if not isinstance(g["study"], str):
+        raise ParamsError(f"{where}.study: must be a params spec (params.yaml#STUDY), got {g['study']!r}")
+    try:
+        params = load_params(g["study"])  # ParamsError names the key
+    except ValueError as e:
+        raise ParamsError(f"{where}.study: {e}") from None
     if params.game != game:
-        raise ValueError(f"{where}.study {g['study']!r} is a study of {params.game}")
+        raise ParamsError(f"{where}.study {g['study']!r} is a study of {params.game}")
     learners = g["learners"]
-    if not isinstance(learners, list) or not learners or len(set(learners)) != len(learners):
-        raise ValueError(f"{where}.learners must name distinct learners")
+    if not isinstance(learners, list) or not learners or len(set(map(repr, learners))) != len(learners):
+        raise ParamsError(f"{where}.learners must name distinct learners")
+    for a in learners:
+        params_io.name(a, path, f"games.{game}.learners")  # runs/tune/compare/GAME/LEARNER
     missing = [a for a in learners if a not in params.train]
     if missing:
-        raise ValueError(f"{where}.learners: {', '.join(map(str, missing))} not trained by {g['study']}")
-    if g["pruner"] not in PRUNERS:
-        raise ValueError(f"{where}.pruner: must be one of {', '.join(PRUNERS)}, got {g['pruner']!r}")
-    trials = _posint(g["trials"], f"{where}.trials")
+        raise ParamsError(f"{where}.learners: {', '.join(map(str, missing))} not trained by {g['study']}")
+    if not isinstance(g["pruner"], str) or g["pruner"] not in PRUNERS:
+        raise ParamsError(f"{where}.pruner: must be one of {', '.join(PRUNERS)}, got {g['pruner']!r}")
+    trials = _posint(g["trials"], f"{where}.trials", 1, 100_000)
     lo, hi = _posint(g["min_epochs"], f"{where}.min_epochs"), _posint(g["max_epochs"], f"{where}.max_epochs")
     eta = _posint(g["reduction_factor"], f"{where}.reduction_factor", 2)
     full = {params.train[a].epochs for a in learners}
     if hi > min(full):
-        raise ValueError(f"{where}.max_epochs: {hi} is more than the study's full budget ({min(full)} epochs)")
+        raise ParamsError(f"{where}.max_epochs: {hi} is more than the study's full budget ({min(full)} epochs)")
     r = lo
     while r < hi:
         r *= eta
     if r != hi or lo == hi:
-        raise ValueError(f"{where}: max_epochs {hi} must be min_epochs {lo} x reduction_factor {eta} to a power >= 1 "
+        raise ParamsError(f"{where}: max_epochs {hi} must be min_epochs {lo} x reduction_factor {eta} to a power >= 1 "
                          f"(the rungs of the schedule, e.g. {lo}, {lo * eta}, {lo * eta * eta})")
     opponent = g["opponent"]
     try:
+        if not isinstance(opponent, str):
+            raise TypeError(f"an agent spec is a string, got {opponent!r}")
         make_agent(opponent, game)
     except (ValueError, TypeError) as e:
-        raise ValueError(f"{where}.opponent: {e}") from None
-    games_n = _posint(g["objective_games"], f"{where}.objective_games")
+        raise ParamsError(f"{where}.opponent: {e}") from None
+    games_n = _posint(g["objective_games"], f"{where}.objective_games", 1, params_io.DEALS_MAX)
     from climbrl.games.registry import num_players
 
     n = num_players(game)
     if games_n % n:
-        raise ValueError(f"{where}.objective_games: must be a multiple of {n} (every deal from every seat), got "
+        raise ParamsError(f"{where}.objective_games: must be a multiple of {n} (every deal from every seat), got "
                          f"{games_n}")
     spec = GameTuning(g["study"], tuple(learners), trials, g["pruner"], lo, hi, eta, opponent, games_n,
-                      _posint(g["deal_seed"], f"{where}.deal_seed", 0))
+                      _posint(g["deal_seed"], f"{where}.deal_seed", 0, params_io.SEED_MAX))
     shared = set(objective_deals(spec, params)) & set(versioned_deals(params))
     if shared:
-        raise ValueError(f"{where}.deal_seed: the study's deals share {len(shared)} deal(s) with the versioned "
+        raise ParamsError(f"{where}.deal_seed: the study's deals share {len(shared)} deal(s) with the versioned "
                          "evaluation or validation deals: choose another deal_seed")
     return spec
 
@@ -663,8 +669,9 @@ def estimate(t: Tuning) -> dict[str, Any]:
     return out
 
 
+@params_io.command("python -m pipeline.tuning")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.tuning", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.tuning", description=__doc__.split("\n\n")[0])
     p.add_argument("step", choices=("study", "compare", "estimate"), help="the Optuna studies, the full-budget "
                    "comparison, or the study stage's epoch counts (the report: python -m pipeline.tuning_report)")
     p.add_argument("--params", default=str(PARAMS))
@@ -673,13 +680,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default=str(RUNS))
     p.add_argument("--reports", default=str(REPORTS))
     args = p.parse_args(argv)
-    try:
-        t = only(load_tuning(args.params), args.game)
-        if args.step == "compare":
-            studies_for(t, args.reports)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    params_io.workers(args.workers)
+    t = only(load_tuning(args.params), args.game)
+    if args.step == "compare":
+        studies_for(t, args.reports)
     if args.step == "estimate":
         print(json.dumps(estimate(t), indent=1))
     elif args.step == "study":

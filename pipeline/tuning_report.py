@@ -18,7 +18,6 @@ From ``reports/tune/studies/GAME.json`` (the studies: :func:`pipeline.tuning.wri
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -29,6 +28,8 @@ import numpy as np
 import yaml
 
 import pipeline  # noqa: F401  (environment defaults)
+from pipeline import params_io
+from pipeline.params_io import ParamsError
 from pipeline.tuning import KEPT_OWN, load_studies
 
 PARAMS = Path(__file__).resolve().parents[1] / "tune" / "params.yaml"
@@ -401,17 +402,20 @@ def report(reports: str | Path = REPORTS, seeds: list[int] | None = None, games:
     return reports / "report.md"
 
 
+@params_io.command("python -m pipeline.tuning_report")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.tuning_report", description=__doc__.split("\n\n")[0])
+    p = params_io.ArgumentParser(prog="python -m pipeline.tuning_report", description=__doc__.split("\n\n")[0])
     p.add_argument("--params", default=str(PARAMS), help="the tuning params (its seeds)")
     p.add_argument("--reports", default=str(REPORTS), help="where the records are and the report goes")
     args = p.parse_args(argv)
     if load_studies(args.reports) is None:
-        print(f"error: {Path(args.reports) / 'studies'}: no studies yet (python -m pipeline.tuning study "
-              "writes them)", file=sys.stderr)
-        return 2
-    raw = yaml.safe_load(Path(args.params).read_text())  # checked by the studies (pipeline.tuning.load_tuning)
-    print(report(args.reports, raw.get("seeds"), list(raw.get("games") or {})))
+        raise FileNotFoundError(f"{Path(args.reports) / 'studies'}: no studies yet (python -m pipeline.tuning study "
+                                "writes them)")
+    raw = params_io.read(args.params)  # checked by the studies (pipeline.tuning.load_tuning)
+    if not isinstance(raw, dict) or not isinstance(raw.get("seeds"), list) or not isinstance(raw.get("games"), dict):
+        raise ParamsError(f"{args.params}: expected seeds (a list) and games (a mapping) (python -m pipeline.tuning "
+                          "estimate checks the whole file)")
+    print(report(args.reports, raw["seeds"], list(raw["games"])))
     return 0
 
 

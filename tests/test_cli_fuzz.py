@@ -11,6 +11,10 @@ input for ``play``; each command runs in-process at a tiny budget in an empty fo
 
 Budgets stay tiny by drawing counts only from small values and hostile non-counts (a huge
 ``--games`` is a valid request for a long run, not a fuzz case); seeds are drawn huge too.
+Sizes that have a bound are drawn past it (issue 51: ``--hidden 100000`` was killed by the
+kernel's OOM killer, ``serve --port 99999`` an OverflowError), and agents include checkpoints
+whose ``net_config`` was tampered with (a negative or a huge width: a RuntimeError, or terabytes
+asked for). ``serve`` runs without its server (:func:`_serve_without_a_server`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +44,8 @@ SEEDS = ["0", "7", str(2**32 - 1), str(2**32), str(2**64), "-1", "1.5"]
 GOOD = {
     "--game": ["big2", "doudizhu"],
     "--rules": ["paper", "standard", "douzero", "charlesworth", "rlcard"],
-    "--agent": ["random", "greedy", "heuristic"],
+    "--agent": ["random", "greedy", "heuristic", "checkpoint:bad/negative.pt", "checkpoint:bad/wide.pt",
+                "checkpoint:bad/state.pt"],
     "--opponents": ["random", "greedy", "random,greedy,random", "random,greedy"],
     "--opponent": ["random", "greedy"],
     "--participants": ["random,greedy", "random,greedy,heuristic", "a=random,b=greedy"],
@@ -56,7 +62,8 @@ GOOD = {
     "--trials": ["0", "1"],
     "--hand": ["3D 4D 5D", "3345", "3D 3C 3H", "33344456"],
     "--prev": ["3C", "4", "pass", "bid1", "3D 3C"],
-    "--set": ["hidden=8", "lr=0.01", "eval_opponents=random", "algo=ppo", "algo=dqn", "extra=1", "lr=[1", "nope"],
+    "--set": ["hidden=8", "lr=0.01", "eval_opponents=random", "algo=ppo", "algo=dqn", "extra=1", "lr=[1", "nope",
+              "hidden=100000", "lstm=99999"],
     "--algo": ["ppo", "mcq", "qlearning", "sarsa", "dqn"],
     "--purpose": ["evaluation", "validation", "tournament", "tuning"],
     "--teacher": ["greedy", "random"],
@@ -70,7 +77,11 @@ GOOD = {
     "--storage": ["sqlite:///optuna.db", "bogus://x", "sqlite:////nonexistent/dir/x.db"],
     "--heartbeat": ["1"],
     "--retries": ["0"],
+    "--port": ["0"],
+    "--host": ["127.0.0.1", "::1", "0.0.0.0"],
 }
+#: values past a flag's bound, drawn among its hostile ones
+PAST_BOUNDS = {"--hidden": ["4097", "100000"], "--port": ["65536", "99999", str(2**64)]}
 BOOL = ["--json", "--no-progress", "--resume", "--no-track", "--no-public-agent", "--force", "--all-cores"]
 OUT_FILE = ("evaluate", "duel", "behaviour", "seeds", "bench engine", "simulate")
 OUT_FOLDER = ("roundrobin", "tournament", "baselines", "train", "imitate")
@@ -90,10 +101,11 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {  # required, optional
     "tune": (["--trials"], ["--algo", "--storage", "--study", "--no-track", "--heartbeat", "--retries", "--json"]),
     "tournament": ([], ["--game", "--participants", "--deals", "--seed", "--workers", "--resamples", "--json",
                         "--force"]),
-    "play": ([], ["--opponents", "--seat", "--seed", "--hints", "--rules"]),
+    "play": ([], ["--game", "--opponents", "--seat", "--seed", "--hints", "--rules"]),
     "baselines": ([], ["--game", "--games", "--seed", "--workers", "--no-public-agent", "--force"]),
     "bench engine": ([], ["--game", "--games", "--seed", "--json"]),
     "simulate": ([], ["--rules", "--games", "--seed", "--json"]),
+    "serve": (["--port"], ["--host"]),
 }
 #: what a command may write where it was given no output (relative to its working folder)
 DEFAULT_OUTPUTS = ("runs", "reports", "optuna.db", "mlflow.db", "mlruns")
@@ -115,7 +127,8 @@ def command_lines(draw) -> tuple[list[str], str]:
         if flag in required and draw(st.integers(0, 19)) == 0:
             continue  # a required flag left out
         hostile = draw(st.integers(0, 9)) < 2
-        value = draw(st.sampled_from(HOSTILE) | st.text(max_size=4)) if hostile else draw(st.sampled_from(GOOD[flag]))
+        bad = st.sampled_from(HOSTILE + PAST_BOUNDS.get(flag, [])) | st.text(max_size=4)
+        value = draw(bad if hostile else st.sampled_from(GOOD[flag]))
         argv += [flag, value]
     if name in ("train", "imitate", "tune", "evaluate", "behaviour", "baselines", "tournament", "roundrobin",
                 "duel", "simulate", "bench engine"):
@@ -133,7 +146,8 @@ def command_lines(draw) -> tuple[list[str], str]:
         argv += ["--best-out", draw(st.sampled_from(["out/best.yaml", "out"]))]
     if draw(st.integers(0, 14)) == 0:
         argv.append(draw(st.sampled_from(["--bogus", "-x", "--games=", "extra"])))
-    said = st.sampled_from(["0", "pass", "", "²", "99", "3D", "quit", "-1", "hello"]) | st.text(max_size=3)
+    said = st.sampled_from(["0", "pass", "", "²", "99", "3D", "quit", "-1", "hello", "#0", "#99", "#", "3", "33",
+                            "bid 1", "bid 3", "10JQKA"]) | st.text(max_size=3)
     stdin = draw(st.lists(said, max_size=6))
     return argv, "\n".join([*stdin, "quit"]) + "\n"
 
@@ -160,6 +174,33 @@ def _small_params(folder: Path) -> None:
     (folder / "params.yaml").write_text(yaml.safe_dump(raw))
 
 
+@pytest.fixture(scope="module")
+def bad_checkpoints(tmp_path_factory) -> Path:
+    """Policy files whose ``net_config`` was tampered with: a negative width, a huge one, a state
+    size that is not the encoder's (the weights are a real tiny network's)."""
+    import torch
+
+    from climbrl.encoders import make_encoder
+    from climbrl.learn.checkpoint import network_payload
+    from climbrl.learn.network import make_net
+
+    enc = make_encoder("big2")
+    net = make_net(enc.state_dim, enc.move_dim, 8, value_head=True, generator=torch.Generator().manual_seed(0))
+    folder = tmp_path_factory.mktemp("bad")
+    for name, change in (("negative", {"hidden": -5}), ("wide", {"hidden": 10**6}), ("state", {"state_dim": 10**9})):
+        payload = network_payload(net, "ppo", 1, enc)
+        payload["net_config"] = {**payload["net_config"], **change}
+        torch.save(payload, folder / f"{name}.pt")
+    return folder
+
+
+def _serve_without_a_server(host: str, port: int, **_: object) -> None:
+    """``climbrl serve`` runs until interrupted; the fuzz checks what the command line hands it: a
+    port a socket can bind (99999 reached ``bind`` before issue 51, an OverflowError)."""
+    if not 0 <= port <= 65535:
+        raise OverflowError(f"bind(): port must be 0-65535, got {port}")
+
+
 def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
 
@@ -176,10 +217,12 @@ def repo_state():
           phases=[p for p in Phase if p is not Phase.shrink or not os.environ.get("CLIMBRL_FUZZ_NO_SHRINK")])
 @given(case=command_lines())
 def test_any_command_line_ends_in_0_or_2_and_writes_only_its_output(case, tmp_path_factory, repo_state,
-                                                                    monkeypatch) -> None:
+                                                                    bad_checkpoints, monkeypatch) -> None:
     argv, stdin = case
     work = tmp_path_factory.mktemp("fuzz")
     _small_params(work)
+    shutil.copytree(bad_checkpoints, work / "bad")
+    monkeypatch.setattr("climbrl.serve.server.serve", _serve_without_a_server)
     before = _files(work)
     out, err = io.StringIO(), io.StringIO()
     monkeypatch.chdir(work)

@@ -2,8 +2,7 @@
 
 A stage whose ``deps`` miss a module it imports (``src/climbrl/cards.py``, imported by the
 engine, was missing everywhere) keeps stale results after that module changes. This test finds,
-for every stage of ``dvc.yaml``, ``ablations/dvc.yaml``, ``strong/dvc.yaml``, ``seeds/dvc.yaml`` and
-``tune/dvc.yaml`` (``foreach`` expanded), the project
+for every stage of every ``dvc.yaml`` in the repository (``foreach`` expanded), the project
 files its command imports, and checks that some dep path covers each (a directory covers the
 files under it).
 
@@ -33,8 +32,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = {"climbrl": REPO / "src", "pipeline": REPO}  # top-level project package -> folder holding it
 DISPATCH = {"pipeline.__main__", "pipeline.stages", "pipeline.flows", "climbrl.cli"}
-PIPELINES = [REPO / "dvc.yaml", REPO / "ablations" / "dvc.yaml", REPO / "strong" / "dvc.yaml",
-             REPO / "seeds" / "dvc.yaml", REPO / "tune" / "dvc.yaml"]
+PIPELINES = sorted(p for p in REPO.rglob("dvc.yaml") if not p.relative_to(REPO).parts[0].startswith(".")
+                   and ".venv" not in p.parts)
+"""Every pipeline of the repository (a new one is checked without being listed here)."""
 
 
 @cache
@@ -181,7 +181,8 @@ def stages() -> list[tuple[str, str, list[Path]]]:
     for path in PIPELINES:
         doc = yaml.safe_load(path.read_text())
         variables: dict = {}
-        for v in doc.get("vars", []):  # a params file of the pipeline's folder (strong/dvc.yaml: its params.yaml)
+        # the pipeline's params files (its vars; without any, DVC reads the params.yaml of its folder)
+        for v in doc.get("vars", ["params.yaml"] if (path.parent / "params.yaml").exists() else []):
             variables.update(yaml.safe_load((path.parent / v).read_text()))
         for name, st in doc["stages"].items():
             if "foreach" in st:

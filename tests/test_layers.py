@@ -1,7 +1,7 @@
 """The layers import only downward, and nothing above the engines imports a particular game.
 
-Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile, outputs) -> games -> agents ->
-encoders -> config -> learn -> evaluate -> app (training, cli, params, tune, play, report, track,
+Layers, bottom to top: utilities (cards, paths, threads, environment, yamlfile, outputs, provenance) -> games ->
+agents -> encoders -> config -> learn -> evaluate -> app (training, cli, params, tune, play, report, track,
 simulate, bench, serve) -> pipeline. Every import counts, at module level or inside a function: a lazy
 import is still a dependency (the review found agents -> learn and learn <-> evaluate that way).
 """
@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
     ("climbrl", "climbrl.cards", "climbrl.paths", "climbrl.threads", "climbrl.environment", "climbrl.stage_times",
-     "climbrl.yamlfile", "climbrl.outputs", "climbrl.cluster"),
+     "climbrl.yamlfile", "climbrl.outputs", "climbrl.cluster",
+     "climbrl.provenance"),
     ("climbrl.games",),
     ("climbrl.agents",),
     ("climbrl.encoders",),

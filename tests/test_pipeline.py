@@ -453,7 +453,7 @@ def test_tournament_runs_with_rule_agents_and_a_checkpoint(tmp_path) -> None:
     assert one == two
 
 
-def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
+def test_ablation_runs_every_configuration_and_seed(study_dir, capsys) -> None:
     from pipeline.ablation import main as ablation_main
     from pipeline.ablation import run_ablation, summary_markdown
 
@@ -502,8 +502,9 @@ def test_ablation_runs_every_configuration_and_seed(study_dir) -> None:
     assert all(r["eval_games/random"] == 12 for c in more["configs"] for r in c["runs"])
     with pytest.raises(ValueError, match="unknown ablation"):
         run_ablation("dropout", p)
-    with pytest.raises(FileNotFoundError, match="no trained policy"):
-        ablation_main(["evaluate", "entropy", "--seeds", "1", "--deals", "10"])
+    capsys.readouterr()
+    assert ablation_main(["evaluate", "entropy", "--seeds", "1", "--deals", "10"]) == 2  # one line, no traceback
+    assert capsys.readouterr().err.startswith("python -m pipeline.ablation: error: ablation entropy: no trained policy")
 
 
 def test_ablation_params_are_validated() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,10 +18,13 @@ from fastapi.testclient import TestClient
 from climbrl.serve.app import create_app
 from climbrl.serve.server import check_host
 
+LOCAL = "http://127.0.0.1"  # the server refuses any other Host (issue 51)
+JSON = {"Content-Type": "application/json"}
+
 
 @pytest.fixture()
 def client(tmp_path):
-    return TestClient(create_app(tmp_path, record_dir=tmp_path / "played"))
+    return TestClient(create_app(tmp_path, record_dir=tmp_path / "played"), base_url=LOCAL)
 
 
 def new(client, **body):
@@ -74,7 +78,8 @@ def test_the_record_download_is_what_the_engine_replays(client) -> None:
     assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
     state = load_game(r.text)
     assert state.is_terminal() and list(state.result().winners) == end["result"]["winners"]
-    assert client.post("/api/replay", content=r.text).json()["result"]["winners"] == end["result"]["winners"]
+    assert client.post("/api/replay", content=r.text, headers=JSON).json()["result"]["winners"] == \
+        end["result"]["winners"]
 
 
 def _cards_outside_public_fields(view) -> str:
@@ -340,10 +345,10 @@ def test_a_tampered_record_is_refused(client) -> None:
     end = play_out(client, new(client, game="big2", seed=4))
     rec = json.loads(client.get(f"/api/games/{end['id']}/record").text)
     rec["moves"][3] = ["2S", "2H", "2D", "2C"]
-    r = client.post("/api/replay", content=json.dumps(rec))
+    r = client.post("/api/replay", json=rec)
     assert r.status_code == 400 and "move 3" in r.json()["error"]
     for junk in (b"[]", b"not json", b'{"game": "chess"}'):
-        assert client.post("/api/replay", content=junk).status_code == 400
+        assert client.post("/api/replay", content=junk, headers=JSON).status_code == 400
     assert client.get("/api/records/..%2Fsecret.json").status_code in (400, 404)
 
 
@@ -395,7 +400,7 @@ def test_terminal_dou_dizhu_with_the_auction() -> None:
     from climbrl.play import play_doudizhu
 
     said = []
-    answers = iter(["bid 9", "bid 3"] + ["zz", "0"] * 200)
+    answers = iter(["bid 9", "bid 3"] + ["zz", "#0"] * 200)
     returns = play_doudizhu("standard", ("heuristic", "heuristic"), seat=0, seed=4, ask=lambda _: next(answers),
                             out=said.append)
     text = "\n".join(said)
@@ -427,25 +432,136 @@ def _match_record(root, deals=12, agent="heuristic", opponent="random"):
     return rec
 
 
+def replay_match(client, body, timeout=120):
+    """A match's game, replayed as a job (issue 51): started, then followed until it is done."""
+    r = client.post("/api/matches/replay", json=body)
+    assert r.status_code == 202, r.text
+    job = r.json()
+    deadline = time.monotonic() + timeout
+    while job["state"] == "running":
+        assert time.monotonic() < deadline, job
+        time.sleep(0.2)
+        r = client.get(f"/api/jobs/{job['job']}")
+        assert r.status_code == 200, r.text
+        job = r.json()
+    return job["result"]
+
+
 def test_a_pipeline_match_game_is_replayed_and_checked_against_its_record(tmp_path) -> None:
     rec = _match_record(tmp_path)
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url=LOCAL)
     listed = client.get("/api/matches").json()
     assert [m["file"] for m in listed] == ["reports/matches/m.json"]
     for deal in (0, 5, 11):
-        r = client.post("/api/matches/replay", json={"file": "reports/matches/m.json", "deal": deal, "seat": 1})
-        assert r.status_code == 200, r.text
-        out = r.json()
+        out = replay_match(client, {"file": "reports/matches/m.json", "deal": deal, "seat": 1})
         assert out["check"]["same"] and out["check"]["replayed_wins"] == [int(c) for c in rec["deal_wins"]]
         assert out["names"][1] == "heuristic" and out["result"]["winners"]
     # a record whose result differs (played on other deals, or by other code) is not passed off as its game
     k = 4
     rec["deal_wins"] = rec["deal_wins"][:k] + str((int(rec["deal_wins"][k]) + 1) % 5) + rec["deal_wins"][k + 1:]
     (tmp_path / "reports" / "matches" / "m.json").write_text(json.dumps(rec))
-    out = client.post("/api/matches/replay", json={"file": "reports/matches/m.json", "deal": k, "seat": 0}).json()
+    out = replay_match(client, {"file": "reports/matches/m.json", "deal": k, "seat": 0})
     assert not out["check"]["same"] and "not its game" in out["check"]["text"]
     for body, words in (({"file": "../m.json"}, "no match record"), ({"file": "reports/matches/m.json", "deal": 99},
                                                                    "deals 0..11"),
                         ({"file": "reports/matches/m.json", "seat": 4}, "seats 0..3")):
         r = client.post("/api/matches/replay", json=body)
         assert r.status_code == 400 and words in r.json()["error"], r.text
+
+
+# --- issue 48: the page's pacing, hint, session and replays -------------------------------------
+def test_step_mode_moves_one_agent_at_a_time_and_shows_no_hidden_card(client) -> None:
+    """A game started with ``step``: each agent's move is its own request (the page shows each
+    play as it comes); every response holds no other seat's card; a step out of turn or stale is
+    refused and changes nothing."""
+    view = new(client, game="big2", opponents=["random", "heuristic", "search:S=4,K=2"], seat=2, seed=5, step=True)
+    gid = view["id"]
+    card = re.compile(r"c\d+")
+    steps = 0
+    while not view["over"]:
+        assert "hands" not in view and all(e["reasoning"] is None for e in view["events"])
+        assert not card.search(_cards_outside_public_fields(view))
+        moves = len([e for e in view["events"] if e["phase"] != "note"])
+        if view["your_turn"]:
+            r = client.post(f"/api/games/{gid}/step", json={"turn": view["turn"]})
+            assert r.status_code == 400 and "your turn" in r.json()["error"]
+            r = client.post(f"/api/games/{gid}/move", json={"turn": view["turn"], "index": view["legal"][-1]["index"]})
+        else:
+            stale = client.post(f"/api/games/{gid}/step", json={"turn": view["turn"] - 1})
+            assert stale.status_code == 409 and client.get(f"/api/games/{gid}").json() == view
+            r = client.post(f"/api/games/{gid}/step", json={"turn": view["turn"]})
+            steps += 1
+        assert r.status_code == 200, r.text
+        after = r.json()
+        assert after["turn"] == view["turn"] + 1
+        assert len([e for e in after["events"] if e["phase"] != "note"]) == moves + 1  # one move, no more
+        view = after
+    assert steps > 10 and view["record_file"]
+    r = client.post(f"/api/games/{gid}/step", json={"turn": view["turn"]})
+    assert r.status_code == 400 and "over" in r.json()["error"]
+
+
+def test_the_hint_is_one_legal_move_the_advisor_s_or_the_heuristic_s(client) -> None:
+    view = new(client, game="doudizhu", preset="douzero", opponents=["heuristic"], seat=0, seed=3)
+    assert view["your_turn"]
+    h = client.get(f"/api/games/{view['id']}/hint", params={"turn": view["turn"]}).json()
+    assert h["agent"] == "heuristic" and h["choice"]["index"] in [m["index"] for m in view["legal"]]
+    legal = {m["index"]: m for m in view["legal"]}
+    assert h["choice"]["cards"] == legal[h["choice"]["index"]]["cards"]
+    assert all("index" in row for row in h["rows"])
+    assert client.get(f"/api/games/{view['id']}").json() == view  # asking changes nothing
+    assert client.get(f"/api/games/{view['id']}/advice", params={"turn": view["turn"]}).status_code == 400
+    stale = client.get(f"/api/games/{view['id']}/hint", params={"turn": view["turn"] + 1})
+    assert stale.status_code == 409
+    advised = new(client, game="big2", opponents=["heuristic"], seat=0, seed=3, advisor="greedy")
+    h = client.get(f"/api/games/{advised['id']}/hint", params={"turn": advised["turn"]}).json()
+    assert h["agent"] == "greedy" and h["rows"][0]["index"] == h["choice"]["index"]
+
+
+def _stepwise(client, view, pick=lambda v: v["legal"][-1]["index"], until=lambda v: v["over"]):
+    """A game started with ``step``: the person's moves (``pick``) and the agents' steps until ``until``."""
+    while not until(view):
+        if view["your_turn"]:
+            r = client.post(f"/api/games/{view['id']}/move", json={"turn": view["turn"], "index": pick(view)})
+        else:
+            r = client.post(f"/api/games/{view['id']}/step", json={"turn": view["turn"]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    return view
+
+
+def test_the_landlord_note_bids_and_saved_games_listed_with_their_seats(client) -> None:
+    view = new(client, game="doudizhu", preset="standard", opponents=["heuristic"], seat=1, seed=7, step=True)
+    view = _stepwise(client, view, until=lambda v: v["over"] or v["phase"] == "play")
+    notes = [e["note"] for e in view["events"] if e["phase"] == "note" and "landlord" in e["note"]]
+    assert notes and (notes[-1].endswith("and takes the kitty") or notes[-1].startswith("you are the landlord"))
+    assert view["bids"] and all(set(b) == {"seat", "label"} for b in view["bids"])
+    end = _stepwise(client, view)
+    listed = client.get("/api/records").json()[0]
+    assert listed["name"] == end["record_file"] and listed["game"] == "doudizhu" and listed["seat"] == 1
+    assert listed["names"] == end["names"] and listed["result"]["winners"] == end["result"]["winners"]
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d", listed["date"])
+    rep = client.get(f"/api/records/{listed['name']}").json()
+    assert rep["names"] == end["names"] and rep["you"] == 1
+    moved = rep["frames"][1:]
+    assert any(f["reasoning"] for f in moved) and all(f["reasoning"] is None for f in moved if f["seat"] == 1)
+    assert all("trick" in f and "to_beat" in f for f in rep["frames"])
+
+
+def test_the_catalog_names_the_strongest_shipped_model_with_its_numbers(tmp_path) -> None:
+    import shutil
+
+    from climbrl.serve.catalog import catalog
+
+    repo = __import__("pathlib").Path(__file__).resolve().parents[1]
+    for name in ("big2", "big2-long"):
+        shutil.copytree(repo / "models" / name, tmp_path / "models" / name)
+    c = catalog(tmp_path)
+    rates = {n: json.loads((repo / "models" / n / "model.json").read_text())["final"]["matches"]["heuristic"]["all"]
+             ["win_rate"] for n in ("big2", "big2-long")}
+    best = max(rates, key=rates.get)
+    d = c["big2"]["default_opponent"]
+    assert d["spec"] == f"checkpoint:models/{best}/policy.pt" and d["headline"]["heuristic"]["win_rate"] == rates[best]
+    assert c["doudizhu"]["default_opponent"]["spec"] == "heuristic"  # no shipped model: the heuristic
+    page = TestClient(create_app(tmp_path, pause=0.25), base_url=LOCAL).get("/api/catalog").json()
+    assert page["pause_ms"] == 250 and page["big2"]["default_opponent"] == d

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -55,21 +56,6 @@ def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
     out, _ = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, out[-3000:]
     return out
-
-
-def _running_trials(study: str, url: str) -> list:
-    """The study's RUNNING trials; none while the study does not exist yet. The storage is opened
-    as the workers open it, under their setup lock: this test's first look would otherwise create
-    Optuna's tables and Alembic stamp on the fresh database while the first worker does
-    (test_a_look_at_a_study_waits_for_a_worker_s_setup)."""
-    import optuna
-
-    from climbrl.tune import load_shared_study
-
-    try:
-        return load_shared_study(study, url).get_trials(states=(optuna.trial.TrialState.RUNNING,))
-    except KeyError:
-        return []
 
 
 def test_a_look_at_a_study_waits_for_a_worker_s_setup(postgres_server) -> None:
@@ -148,27 +134,69 @@ def test_two_workers_share_one_study(tmp_path, postgres_url):
     assert len(optuna.load_study(study_name="shared", storage=postgres_url).trials) == 4
 
 
+@contextlib.contextmanager
+def _storage(url: str, grace: int):
+    """The study database's Optuna storage, opened as the workers open it, under their setup lock
+    (a first look would otherwise create Optuna's tables and Alembic stamp on the fresh database
+    while the first worker does: test_a_look_at_a_study_waits_for_a_worker_s_setup), and closed
+    after (a test that polls must not leave a pool of connections behind at every look)."""
+    from climbrl.tune import open_shared_storage
+
+    storage = open_shared_storage(url, heartbeat_interval=1, grace_period=grace)
+    try:
+        yield storage
+    finally:
+        storage.scoped_session.remove()
+        storage.engine.dispose()
+
+
+def _heartbeats(study: str, url: str, grace: int) -> dict[int, tuple[object, bool]]:
+    """The study's RUNNING trials that have recorded a heartbeat: number -> (the trial, whether it
+    is stale past ``grace`` seconds). Stale by Optuna's own rule (``_get_stale_trial_ids``: the
+    database's clock), the one a worker applies when it fails a dead worker's trial; a trial that
+    never recorded a heartbeat is never failed. The killed-worker tests wait on these states, not
+    on the wall clock: on a loaded machine a worker's first heartbeat, or the staleness, can come
+    seconds later than a fixed sleep assumed."""
+    import optuna
+    from optuna.storages._rdb.models import TrialHeartbeatModel
+
+    with _storage(url, grace) as storage:
+        try:
+            loaded = optuna.load_study(study_name=study, storage=storage)
+        except KeyError:  # no such study yet
+            return {}
+        running = loaded.get_trials(states=(optuna.trial.TrialState.RUNNING,))
+        stale = set(storage._get_stale_trial_ids(loaded._study_id))
+        beating = {h.trial_id for h in storage.scoped_session().query(TrialHeartbeatModel).all()}
+        return {t.number: (t, t._trial_id in stale) for t in running if t._trial_id in beating}
+
+
+def _wait_for(found, proc: subprocess.Popen | None, what: str, timeout: float = 300):
+    """Poll ``found()`` until it returns something truthy (returned); fail with ``what`` after
+    ``timeout`` seconds, or when ``proc`` (the worker the state depends on) has ended."""
+    deadline = time.monotonic() + timeout
+    while not (value := found()):
+        assert (proc is None or proc.poll() is None) and time.monotonic() < deadline, what
+        time.sleep(0.5)
+    return value
+
+
 def test_killed_worker_trial_is_failed_and_retried(tmp_path, postgres_url):
     import optuna
     from optuna.storages import RetryFailedTrialCallback
 
     slow = _params(tmp_path, trials=2, epochs=200)  # a trial long enough to be killed in the middle
     worker = _tune(tmp_path, postgres_url, "killed", slow, "--heartbeat", "1", "--grace", "3")
-    deadline = time.monotonic() + 120
-    while True:
-        assert worker.poll() is None and time.monotonic() < deadline, "the first trial never started"
-        running = _running_trials("killed", postgres_url)
-        if running and (tmp_path / "runs" / "tune" / "killed" / "trial-0" / "metrics.csv").exists():
-            break
-        time.sleep(0.5)
+    trial_0 = tmp_path / "runs" / "tune" / "killed" / "trial-0" / "metrics.csv"
+    killed = _wait_for(lambda: trial_0.exists() and _heartbeats("killed", postgres_url, 3).get(0, (None,))[0],
+                       worker, "the first trial never trained an epoch with a heartbeat recorded")
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait()
-    killed = running[0]
     assert optuna.load_study(study_name="killed", storage=postgres_url).trials[0].state.name == "RUNNING"
-    time.sleep(4)  # past the grace period: its heartbeat is stale
+    _wait_for(lambda: _heartbeats("killed", postgres_url, 3)[0][1], None, "its heartbeat never went stale")
 
     _finish(_tune(tmp_path, postgres_url, "killed", _params(tmp_path, trials=2), "--heartbeat", "1",
-                  "--grace", "3"))
+                  "--grace", "3"), timeout=600)
     trials = optuna.load_study(study_name="killed", storage=postgres_url).trials
     states = [t.state.name for t in trials]
     assert states[0] == "FAIL" and "RUNNING" not in states and "WAITING" not in states, states
@@ -182,30 +210,44 @@ def test_two_workers_one_killed_mid_trial_the_other_runs_its_retry(tmp_path, pos
     """Two workers at once; one is SIGKILLed in the middle of a trial. The survivor does not leave
     when the budget looks spent while that trial is still RUNNING: once its heartbeat is stale
     the trial is failed, and the survivor runs its retry with the same parameters. Nothing is left
-    RUNNING or WAITING, and the budget is met."""
+    RUNNING or WAITING, and the budget is met.
+
+    The order is made, not hoped for: the victim (a trial of 200 epochs) runs its trial first,
+    then the survivor (8 epochs) runs the other one and finishes it while the victim, alive and
+    beating, still trains; only then is the victim killed. (Both started at once, a loaded
+    machine could let the survivor run both trials before the victim started one.)"""
     import socket
 
     import optuna
     from optuna.storages import RetryFailedTrialCallback
 
-    # two trials, one each; the survivor's (8 short epochs) ends well within the grace period, so
-    # when it claims again the budget looks spent and the victim's trial is still RUNNING
-    params = _params(tmp_path, trials=2, epochs=8)
+    (tmp_path / "victim").mkdir()
+    slow = write_tiny_study(tmp_path / "victim", trials=2, epochs=200)
+    quick = _params(tmp_path, trials=2, epochs=8)
     hb = ("--heartbeat", "1", "--grace", "15")
-    victim, survivor = (_tune(tmp_path, postgres_url, "two-killed", params, *hb) for _ in range(2))
+    victim = _tune(tmp_path, postgres_url, "two-killed", slow, *hb)
     mark = f"{socket.gethostname()}:{victim.pid}"
-    deadline = time.monotonic() + 120
-    killed = None
-    while killed is None:
-        assert victim.poll() is None and time.monotonic() < deadline, "the victim never ran a trial"
-        for t in _running_trials("two-killed", postgres_url):
-            folder = tmp_path / "runs" / "tune" / "two-killed" / f"trial-{t.number}"
-            if t.user_attrs.get("worker") == mark and (folder / "metrics.csv").exists():
-                killed = t
-        time.sleep(0.2)
+
+    def victims_trial():
+        for t, _ in _heartbeats("two-killed", postgres_url, 15).values():
+            if t.user_attrs.get("worker") == mark and (tmp_path / "runs" / "tune" / "two-killed" /
+                                                       f"trial-{t.number}" / "metrics.csv").exists():
+                return t
+        return None
+
+    killed = _wait_for(victims_trial, victim, "the victim never ran a trial")
+    survivor = _tune(tmp_path, postgres_url, "two-killed", quick, *hb)
+
+    def survivors_own_ended():
+        with _storage(postgres_url, 15) as storage:
+            return optuna.load_study(study_name="two-killed", storage=storage).get_trials(
+                states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED))
+
+    _wait_for(survivors_own_ended, survivor, "the survivor's own trial never ended")
+    assert victim.poll() is None and killed.number in _heartbeats("two-killed", postgres_url, 15)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
-    _finish(survivor)
+    _finish(survivor, timeout=600)
     trials = optuna.load_study(study_name="two-killed", storage=postgres_url).trials
     states = {t.number: t.state.name for t in trials}
     assert states[killed.number] == "FAIL" and "RUNNING" not in states.values() \

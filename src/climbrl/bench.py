@@ -62,3 +62,4 @@ def bench_engine(
             "decisions_per_s": obs_decisions / obs_secs,
         },
     }
+

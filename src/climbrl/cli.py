@@ -14,18 +14,37 @@ import argparse
 import json
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask
-from climbrl.config import SEED_LIMIT, TOURNAMENT_DEALS, ConfigError
-from climbrl.games.big2 import PRESETS, RulesError, get_rules
-from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays
-from climbrl.outputs import check_output, run_folder
-from climbrl.params import ParamsError
+
+def _quiet_workers() -> None:
+    """Ctrl-C is the command's to answer, not its workers'. A terminal sends SIGINT to every
+    process of its foreground group: the command's own process answers it (one line, exit 130,
+    :func:`main`) and ends its pools; a worker would print a KeyboardInterrupt traceback of its
+    own, often in the middle of its imports. multiprocessing's "spawn" prepares a worker by running
+    the command's main module under the name ``__mp_main__``: this module (``python -m
+    climbrl.cli``) or the ``climbrl`` script that imports it, so such a worker ignores SIGINT from
+    here on, before its heavy imports; its pool ends it once its current task is done (the
+    command leaves then). A process that merely imports this module (a test, a pipeline stage)
+    keeps its own handler."""
+    main = sys.modules.get("__mp_main__")
+    if __name__ == "__mp_main__" or Path(getattr(main, "__file__", None) or "").name == "climbrl":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_quiet_workers()
+
+from climbrl.cards import CardError, format_card, mask_to_cards, parse_mask  # noqa: E402 (after the guard)
+from climbrl.config import MAX_WIDTH, SEED_LIMIT, TOURNAMENT_DEALS, ConfigError  # noqa: E402
+from climbrl.games.big2 import PRESETS, RulesError, get_rules  # noqa: E402
+from climbrl.games.big2.combos import INVALID, TYPE_NAMES, classify, legal_plays  # noqa: E402
+from climbrl.outputs import check_output, run_folder  # noqa: E402
+from climbrl.params import ParamsError  # noqa: E402
 
 
 class CliError(Exception):
@@ -58,6 +77,31 @@ def _nonnegative(text: str) -> int:
     v = _integer(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {v}")
+    return v
+
+
+def _duration(most: float, zero: bool = False):
+    """argparse type of a duration up to ``most`` (in the flag's unit), above 0 (or 0 too: ``zero``)."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        low_ok = v >= 0 if zero else v > 0
+        if not low_ok or v > most or v != v:
+            low = "from" if zero else "above"
+            raise argparse.ArgumentTypeError(f"must be a number {low} 0 to {most:g}, got {text}")
+        return v
+
+    return parse
+
+
+def _port(text: str) -> int:
+    """argparse type of a TCP port: 0 (any free one) to 65535, what a socket can bind."""
+    v = _integer(text)
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is an integer from 0 (any free one) to 65535, got {v}")
     return v
 
 
@@ -354,7 +398,8 @@ def cmd_train(args: argparse.Namespace) -> None:
     resolve_device(cfg.device)  # cuda without a GPU: a clear error before any work
     out = args.out or f"runs/{cfg.algo}-seed{cfg.seed}"
     with run_folder(out, resume=args.resume, checkpoint=CHECKPOINT):
-        res = train(cfg, out, resume=args.resume, progress=not args.no_progress)
+        res = train(cfg, out, resume=args.resume, progress=not args.no_progress,
+                    time_limit=None if args.time_limit is None else 3600 * args.time_limit)
     summary = {k: v for k, v in res.items() if k != "history"}
     lines = [f"{cfg.algo}: {cfg.epochs} epochs x {cfg.games_per_epoch} games in {res['train_seconds']:.0f} s "
              f"(+ {res['eval_seconds']:.0f} s evaluation); checkpoint and metrics.csv in {out}"]
@@ -453,7 +498,7 @@ def cmd_play(args: argparse.Namespace) -> None:
 def cmd_serve(args: argparse.Namespace) -> None:
     from climbrl.serve.server import serve
 
-    serve(args.host, args.port, root=args.root, records=args.records)
+    serve(args.host, args.port, root=args.root, records=args.records, pause=args.pause)
 
 
 def cmd_bench(args: argparse.Namespace) -> None:
@@ -615,6 +660,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--set", action="append", metavar="KEY=VALUE", help="any train field, repeatable")
     tr.add_argument("--out", help="output folder (default runs/ALGO-seedS)")
     tr.add_argument("--resume", action="store_true", help="continue from the folder's checkpoint")
+    tr.add_argument("--time-limit", type=_duration(24), default=None, metavar="HOURS",
+                    help="train one leg of at most this many hours of wall time (up to 24), stopping after a whole "
+                         "epoch; --resume continues it (every leg in the folder's legs.json)")
     tr.add_argument("--no-progress", action="store_true")
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_train)
@@ -633,7 +681,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--seed", type=_seed, default=None)
     im.add_argument("--epochs", type=_positive, default=None, help="passes over the decisions (default 4)")
     im.add_argument("--hidden", type=_positive, default=None,
-                    help="first layer's width (default 512; the second: half)")
+                    help=f"first layer's width (default 512; the second: half; at most {MAX_WIDTH})")
     im.add_argument("--lr", type=float, default=None)
     im.add_argument("--workers", type=_positive, default=None,
                     help="processes that play the teacher's games (default 2)")
@@ -696,9 +744,12 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1",
                     help="the address to bind (default 127.0.0.1, this machine only; the application has no "
                          "login, so another address is refused: reach it from elsewhere through an SSH tunnel)")
-    sv.add_argument("--port", type=_nonnegative, default=8765, help="the port (default 8765; 0: any free one)")
+    sv.add_argument("--port", type=_port, default=8765, help="the port (default 8765; 0: any free one)")
     sv.add_argument("--root", default=".", help="the project folder whose runs/ lists the trained agents")
     sv.add_argument("--records", default=None, help="where finished games are saved (default ROOT/runs/played)")
+    sv.add_argument("--pause", type=_duration(10, zero=True), default=None,
+                    help="seconds the page waits after each agent's play, so plays appear one at a time "
+                         "(default 0.6; 0 to 10)")
     sv.set_defaults(func=cmd_serve)
 
     bl = sub.add_parser("baselines", help="the baseline table (baselines.json and .md in --out; the study's "

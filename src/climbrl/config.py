@@ -21,6 +21,10 @@ CURRICULA = ("self_play", "checkpoint_self_play", "fixed_opponents", "opponent_p
 SYNC_UNITS = ("updates", "decisions")
 DEVICES = ("cpu", "cuda", "auto")
 OPTIMIZERS = ("adam", "rmsprop")
+PRECISIONS = ("fp32", "bf16-actors", "bf16")
+POOL_WEIGHTINGS = ("uniform", "pfsp")
+OBJECTIVES = ("score", "win")
+"""``precision`` settings: see :attr:`TrainConfig.precision` and :mod:`climbrl.learn.precision`."""
 
 
 class ConfigError(ValueError):
@@ -122,7 +126,19 @@ class TrainConfig:
     pool_size: int = 15
     pool_rule_agents: tuple[str, ...] = ("aggressive", "conservative")
     fixed_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
+    pool_weighting: str = "uniform"
+    """``opponent_pool``: how opponents are drawn. ``uniform``: per game and seat, every snapshot and
+    rule agent alike (the practice guide's pool). ``pfsp``: prioritised fictitious self-play
+    (AlphaStar's): one opponent per game takes every seat but the learner's, drawn with weight
+    ``(1 - p)^pfsp_power``, ``p`` the learner's recent win rate against it
+    (:class:`climbrl.learn.curriculum.WinRates`), so the opponents that still beat it come most."""
+    pfsp_power: float = 2.0
+    """``pool_weighting: pfsp``: the exponent of ``1 - p`` (0: uniform over opponents, per game)."""
     # rewards
+    reward_objective: str = "score"
+    """What the learner's terminal reward is: ``score`` (the rules' return, or the card score) or
+    ``win`` (its sign: +1 for a win, -1 for a loss, as DouZero's WP model; the terms of
+    ``reward_*`` still apply on top). Every learner is judged on win rates."""
     reward_shaping: bool = False
     """Per-trick shaping: +0.05 on taking the lead, -0.02 when a play of ours is beaten."""
     card_score_reward: bool = False
@@ -147,6 +163,13 @@ class TrainConfig:
     """Where the learner's updates and its policy's forward passes run: ``cpu``, ``cuda`` (an
     error without a CUDA GPU) or ``auto`` (cuda when one is available, else cpu). Checkpoints
     are always written with CPU tensors."""
+    precision: str = "fp32"
+    """The arithmetic of the self-play forward passes and the updates (:mod:`climbrl.learn.precision`):
+    ``fp32`` (every committed number rests on it); ``bf16-actors``: the behaviour policy scores its
+    moves with a bfloat16 copy of the weights (in the actors and in the training process), the
+    updates stay fp32; ``bf16``: that, and the updates under bfloat16 autocast, with fp32 master
+    weights and an fp32 optimizer. Other arithmetic, other numbers: reproducible for a fixed
+    setting, and a resumed run must keep its own."""
     # Dou Dizhu only (games with roles and team play; another game refuses them when set)
     role_networks: bool = False
     """One network per role (Dou Dizhu: landlord, peasant_down, peasant_up, and one for the
@@ -175,6 +198,13 @@ class TrainConfig:
     encoder: str = ""
     """The learner's encoder ("" is the game's own; Dou Dizhu also ``doudizhu+handsplit``, its move
     vectors plus hand-split features, :mod:`climbrl.encoders.doudizhu_handsplit`)."""
+    layers: int = 2
+    """Hidden layers of the action-in network (:class:`climbrl.learn.network.ActionInNet`): the first
+    over state and move, then ``layers - 1`` of ``hidden x hidden``; 2 is the study's network (2 to
+    :data:`MAX_LAYERS`). The value head has the same depth."""
+    residual: bool = False
+    """Every layer after the first adds its input to its output (a residual MLP): deeper networks
+    at the cost of shallow ones train more easily (issue 46)."""
     lstm: int = 0
     """The size of an LSTM over the encoder's history sequence (DouZero's: 128, with
     ``encoder=doudizhu+history``, whose last 15 plays it reads in 5 steps); 0: none, the MLP reads
@@ -187,11 +217,27 @@ class TrainConfig:
     """``bidding=learned``: the bid network's exploration while training (epsilon-greedy)."""
     bid_lr: float = 1e-3
     """``bidding=learned``: the bid network's learning rate (its own Adam optimizer)."""
+    # issue 46's signals from the hidden cards, in training only (defaults: off)
+    aux_hidden_coef: float = 0.0
+    """The weight of an auxiliary loss: a head on the state's first layer predicts the other
+    seats' hands at each decision (binary cross-entropy, DouZero+'s opponent modelling). The
+    policy never reads them; the head only shapes the features it shares with the scorer. 0: no
+    head (0 to 100; ppo, mcq, sarsa and dmc, with an encoder that has hidden targets)."""
+    oracle_critic: bool = False
+    """PPO's value head reads the other seats' hands beside the state (PerfectDou's
+    perfect-training-imperfect-execution): a better baseline for the advantages, while the policy
+    that plays still sees only its own observation."""
 
     def __post_init__(self) -> None:
         if self.game in DEFAULT_PRESETS and self.rules == "":
             object.__setattr__(self, "rules", DEFAULT_PRESETS[self.game])
         _validate(self)
+
+    @property
+    def hidden_signals(self) -> bool:
+        """Whether training reads the hidden cards (``aux_hidden_coef`` or ``oracle_critic``), so
+        that the self-play rollouts must carry each decision's hidden targets."""
+        return bool(self.aux_hidden_coef or self.oracle_critic)
 
     @property
     def game_name(self) -> str:
@@ -271,9 +317,28 @@ conservative rule agent), and an evaluation size that is a multiple of 3."""
 #: Seeds are integers in [0, 2**32): numpy, torch and the seeds derived from them all take them.
 SEED_LIMIT = 2**32
 
+MAX_WIDTH = 4096
+"""The widest layer a network may have (``hidden``, an action head's ``hidden2``, ``lstm``), in
+the train config, ``climbrl imitate`` and a checkpoint's ``net_config`` alike. The study's
+networks are 512 wide (DouZero's too, its LSTM 128), so 4096 leaves eight times that for real
+experiments, while the largest network it allows stays within a workstation's memory: a
+4096-wide layer pair is 16.8 M weights (67 MB), and four role networks with value heads, their
+gradients and Adam's two moments about 2.5 GB. Without a bound, ``--hidden 100000`` asked for
+tens of gigabytes and the kernel's OOM killer ended it, or someone else's process (issue 51)."""
+
+MAX_LAYERS = 16
+"""The deepest network (``layers``): DouZero's has 6 layers, residual MLPs for card games 10 or so
+(DouRN); 16 layers of :data:`MAX_WIDTH` stay within the memory bound above."""
+
 
 def _fail(name: str, msg: str) -> None:
     raise ConfigError(f"train.{name}: {msg}")
+
+
+def _check_width(c: TrainConfig, name: str) -> None:
+    """A network width (an integer already checked): at most :data:`MAX_WIDTH`."""
+    if getattr(c, name) > MAX_WIDTH:
+        _fail(name, f"a network width is at most {MAX_WIDTH} (MAX_WIDTH), got {getattr(c, name)!r}")
 
 
 BIDDING = ("policy", "rule", "learned")
@@ -287,6 +352,11 @@ def _validate_ddz_additions(c: TrainConfig) -> None:
         _fail("encoder", f"unknown {c.game} encoder {c.encoder!r} (encoders: {', '.join(encoder_names(c.game))})")
     if isinstance(c.lstm, bool) or not isinstance(c.lstm, int) or c.lstm < 0:
         _fail("lstm", f"must be an integer >= 0, got {c.lstm!r}")
+    _check_width(c, "lstm")
+    if isinstance(c.layers, bool) or not isinstance(c.layers, int) or not 2 <= c.layers <= MAX_LAYERS:
+        _fail("layers", f"must be an integer from 2 to {MAX_LAYERS} (MAX_LAYERS), got {c.layers!r}")
+    if not isinstance(c.residual, bool):
+        _fail("residual", f"must be true or false, got {c.residual!r}")
     if c.lstm:
         from climbrl.encoders import make_encoder
 
@@ -323,6 +393,8 @@ def _validate(c: TrainConfig) -> None:
         _fail("curriculum", f"unknown curriculum {c.curriculum!r} ({', '.join(CURRICULA)})")
     if c.device not in DEVICES:
         _fail("device", f"must be one of {', '.join(DEVICES)}, got {c.device!r}")
+    if c.precision not in PRECISIONS:
+        _fail("precision", f"must be one of {', '.join(PRECISIONS)}, got {c.precision!r}")
     if c.optimizer not in OPTIMIZERS:
         _fail("optimizer", f"must be one of {', '.join(OPTIMIZERS)}, got {c.optimizer!r}")
     if c.algo == "dmc" and c.gamma != 1:
@@ -361,6 +433,7 @@ def _validate(c: TrainConfig) -> None:
         v = getattr(c, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             _fail(name, f"must be an integer >= {low}, got {v!r}")
+    _check_width(c, "hidden")
     for name in ("seed", "eval_seed"):
         if getattr(c, name) >= SEED_LIMIT:
             _fail(name, f"a seed is an integer from 0 to {SEED_LIMIT - 1}, got {getattr(c, name)!r}")
@@ -396,6 +469,16 @@ def _validate(c: TrainConfig) -> None:
             _fail(name, f"must be a finite number, got {v!r}")
     if not 0 <= c.reward_pass_penalty <= 1:
         _fail("reward_pass_penalty", f"must be in [0, 1] (the guide's 0.1), got {c.reward_pass_penalty!r}")
+    if c.pool_weighting not in POOL_WEIGHTINGS:
+        _fail("pool_weighting", f"must be one of {', '.join(POOL_WEIGHTINGS)}, got {c.pool_weighting!r}")
+    if c.pool_weighting != "uniform" and c.curriculum != "opponent_pool":
+        _fail("pool_weighting", f"weights the opponent_pool curriculum's draws, not {c.curriculum!r}'s")
+    if isinstance(c.pfsp_power, bool) or not isinstance(c.pfsp_power, (int, float)) or not 0 <= c.pfsp_power <= 16:
+        _fail("pfsp_power", f"must be a number in [0, 16], got {c.pfsp_power!r}")
+    if c.reward_objective not in OBJECTIVES:
+        _fail("reward_objective", f"must be one of {', '.join(OBJECTIVES)}, got {c.reward_objective!r}")
+    if c.reward_objective == "win" and c.card_score_reward:
+        _fail("reward_objective", "win is the sign of the rules' return: leave card_score_reward off")
     if c.reward_guide and (c.reward_shaping or c.card_score_reward):
         _fail("reward_guide", "the guide's reward has its own per-decision and terminal terms: leave reward_shaping "
                               "and card_score_reward off")
@@ -414,6 +497,7 @@ def _validate(c: TrainConfig) -> None:
     if not isinstance(c.teacher, str) or (c.teacher and c.teacher.partition(":")[0] not in AGENT_NAMES):
         _fail("teacher", f"unknown agent {c.teacher!r}")
     _validate_ddz_additions(c)
+    _validate_hidden_signals(c)
     if c.actor_cluster and c.actors < 2:
         _fail("actor_cluster", f"needs actors >= 2 (the number of slices the cluster's workers play), "
                                f"got actors={c.actors}")
@@ -423,6 +507,32 @@ def _validate(c: TrainConfig) -> None:
     if c.actors > 1 and c.bidding != "policy":
         _fail("actors", f"the actors do not carry a separate bid model (bidding={c.bidding!r}): use actors=1, "
                         "or bidding=policy")
+
+
+HIDDEN_SIGNAL_ALGOS = ("ppo", "mcq", "sarsa", "dmc")
+"""The learners that learn from each epoch's own decisions, whose rollouts carry hidden targets
+(the replay learners' buffers hold none)."""
+
+
+def _validate_hidden_signals(c: TrainConfig) -> None:
+    """``aux_hidden_coef`` and ``oracle_critic``: in range, for a learner and an encoder that have them."""
+    v = c.aux_hidden_coef
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 100:
+        _fail("aux_hidden_coef", f"must be a finite number from 0 to 100, got {v!r}")
+    if not isinstance(c.oracle_critic, bool):
+        _fail("oracle_critic", f"must be true or false, got {c.oracle_critic!r}")
+    if c.aux_hidden_coef and c.algo not in HIDDEN_SIGNAL_ALGOS:
+        _fail("aux_hidden_coef", f"is for the learners that learn from their own epoch "
+                                 f"({', '.join(HIDDEN_SIGNAL_ALGOS)}), not {c.algo}: its replay buffer holds no "
+                                 "hidden targets")
+    if c.oracle_critic and c.algo != "ppo":
+        _fail("oracle_critic", f"is PPO's critic: {c.algo} has no value head to give the hidden cards")
+    on = [name for name in ("aux_hidden_coef", "oracle_critic") if getattr(c, name)]
+    if on:
+        from climbrl.encoders import make_encoder
+
+        if not make_encoder(c.game, c.encoder).hidden_dim:
+            _fail(on[0], f"the encoder {c.encoder or c.game!r} has no hidden targets (hidden_dim 0)")
 
 
 ROLE_FIELDS = {"role_networks": "role_networks", "reward_cards_left": "cards_left",

@@ -2,7 +2,9 @@
 
 Each turn shows the person's sorted hand, the play to beat, every seat's cards left and the
 current trick, then lists the legal moves with numbers. The person types cards (``5D 5S``), a
-move number, or ``pass``; bad input gets a message and the prompt again. With ``--hints AGENT``
+move's number (``#3``; in Big 2, whose cards carry suits, a bare ``3`` too), or ``pass``; bad
+input gets a message and the prompt again. In Dou Dizhu a bare ``3`` is the card 3, and the
+auction's prompt names the bids to type. With ``--hints AGENT``
 an agent's probabilities for the person's legal moves are shown beside them (a network gives
 its softmax; a rule agent puts 1 on its own choice). ``quit`` or end of input leaves the game.
 """
@@ -42,6 +44,14 @@ def _show_table(state, seat: int, names: list[str], out: Callable[[str], None]) 
     out("your hand: " + format_cards(state.hands[seat], symbols=False))
 
 
+def move_number(text: str) -> int | None:
+    """``#N``: the listed move N; None for anything else."""
+    digits = text[1:].strip()
+    if text.startswith("#") and digits.isascii() and digits.isdigit():  # '²'.isdigit() is true, int() refuses it
+        return int(digits)
+    return None
+
+
 def read_move(decision: Decision, ask: Callable[[str], str], out: Callable[[str], None]) -> int:
     """Ask until the person gives a legal move; returns its index."""
     while True:
@@ -54,8 +64,10 @@ def read_move(decision: Decision, ask: Callable[[str], str], out: Callable[[str]
         if not text:
             out("type cards, a move number, or pass (an empty line is not a move)")
             continue
-        if text.isascii() and text.isdigit():  # '²'.isdigit() is true, and int() refuses it
+        k = move_number(text)
+        if k is None and text.isascii() and text.isdigit():  # Big 2's cards carry suits: a bare number is a move's
             k = int(text)
+        if k is not None:
             if 0 <= k < len(decision.moves):
                 return k
             out(f"no move number {k}: choose 0 to {len(decision.moves) - 1}")
@@ -129,6 +141,18 @@ def _plain(text: str) -> str:
     return "".join(text.lower().split())
 
 
+DDZ_PROMPT = "your move (cards such as 33 or 10JQKA, #N for move N, or pass): "
+
+
+def _bids(legal: list[dict]) -> str:
+    """The auction's choices as a person types them: ``bid 1, bid 2 or bid 3, or pass``."""
+    bids = [m["label"] for m in legal if m["label"] != "pass"]
+    if not bids:
+        return "pass"
+    said = " or ".join([", ".join(bids[:-1]), bids[-1]] if len(bids) > 1 else bids)
+    return f"{said}, or pass" if len(bids) < len(legal) else said
+
+
 def _is_cards(text: str) -> bool:
     """Whether the typed text reads as cards (``33``), not as a word of the auction (``bid 3``)."""
     return not any(c.isalpha() and c.upper() not in "TJQKABR" for c in text)
@@ -173,28 +197,33 @@ def play_doudizhu(rules: str = "standard", opponents: tuple[str, str] = ("heuris
             probs = {row["move"]: row["value"] for row in table.advice(v["turn"])["rows"]}
         for m in v["legal"][:40]:
             hint = f"   {probs[m['label']]:6.1%}" if probs and probs.get(m["label"]) is not None else ""
-            out(f"  {m['index']:3d}  {m['label']}{hint}")
+            out(f"  #{m['index']:<3d} {m['label']}{hint}")
         if len(v["legal"]) > 40:
             out(f"  ... and {len(v['legal']) - 40} more (type the cards)")
+        bidding = v["phase"] == "bid"
         while True:
             try:
-                text = ask("your move (cards, a number, or pass): ").strip()
+                text = ask(f"your bid ({_bids(v['legal'])}): " if bidding else DDZ_PROMPT).strip()
             except EOFError:
                 text = "quit"
             if text.lower() in ("quit", "exit", "q"):
                 out("you left the game")
                 return None
             named = [m["index"] for m in v["legal"] if _plain(m["label"].split(" (")[0]) == _plain(text)]
+            number = move_number(text)
             try:
-                if named and not _is_cards(text):
+                if number is not None:
+                    table.move(v["turn"], index=number)
+                elif named and (bidding or not _is_cards(text)):  # a bid, or a word such as pass
                     table.move(v["turn"], index=named[0])
-                elif text.isascii() and text.isdigit():
-                    table.move(v["turn"], index=int(text))
+                elif not text:
+                    out("type cards, #N for move N, or pass (an empty line is not a move)")
+                    continue
+                elif bidding:
+                    out(f"the auction is on: type {_bids(v['legal'])}")
+                    continue
                 elif text.lower() == "pass":
                     table.move(v["turn"], cards=[])
-                elif not text:
-                    out("type cards, a move number, or pass (an empty line is not a move)")
-                    continue
                 else:
                     table.move(v["turn"], cards=_ddz_tokens(table, text))
                 break

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -32,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from climbrl.provenance import git_commit
 
 PIP_REQUIREMENTS = ["torch==2.13.0", "numpy==2.4.6", "climbrl==0.1.0"]
 REGISTERED_DIR = "policy"
@@ -102,14 +103,6 @@ def runs_address(tracking_uri: str, experiment: str) -> str:
         return f"{page} (serve it first: {cli_name} ui --backend-store-uri {tracking_uri} --host 127.0.0.1 --port 5000)"
     # a database URL is not printed: it may hold a password
     return f"{page} (once an MLflow server serves this store)"
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def params_hash(obj: Any) -> str:

@@ -34,10 +34,12 @@ def evaluate_policy(cfg: TrainConfig, policy_path: Path) -> dict[str, float]:
 
 
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
-          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+          on_epoch: Callable[[dict[str, Any]], None] | None = None, time_limit: float | None = None) -> dict[str, Any]:
     """Train ``cfg.algo`` on ``cfg.game`` with the study's in-training evaluation (see
-    :func:`climbrl.learn.train.train` for checkpoints, resume and the returned summary)."""
-    return _train_loop(cfg, out_dir, resume=resume, progress=progress, on_epoch=on_epoch, evaluator=evaluate_policy)
+    :func:`climbrl.learn.train.train` for checkpoints, resume, legs with a ``time_limit`` and the
+    returned summary)."""
+    return _train_loop(cfg, out_dir, resume=resume, progress=progress, on_epoch=on_epoch, evaluator=evaluate_policy,
+                       time_limit=time_limit)
 
 
 __all__ = ["train", "evaluate_policy"]

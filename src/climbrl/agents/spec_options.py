@@ -3,6 +3,14 @@
 
 from __future__ import annotations
 
+BOUNDS = {"samples": (4096, "sampled deals per decision"), "candidates": (64, "candidate moves per decision"),
+          "belief": (16, "deals drawn per kept deal")}
+"""The largest value of each sized option, whoever asks (a command, a params file, a request to
+``climbrl serve``): ``S`` sampled deals per decision (the studies use up to 1024), ``K``
+candidate moves (they use 20), ``belief`` deals drawn per kept deal (they use up to 8). A
+search's work grows as ``S x K`` rollouts and its memory as ``S x belief`` deals; without a
+bound one spec asked for 143 GiB, or held a core for ever."""
+
 
 def split_base(spec: str) -> tuple[str, str]:
     """``(base, rest)`` of a search spec: ``search:checkpoint:P,S=64`` -> ``("checkpoint:P",
@@ -39,8 +47,15 @@ def parse_options(spec: str, names: dict[str, str], text: tuple[str, ...] = ()) 
             try:
                 kw[names[key]] = int(value)
             except ValueError:
-                raise ValueError(f"agent {spec!r}: {key} must be an integer, got {value!r}") from None
+                raise ValueError(f"agent {spec!r}: {key} must be an integer, got {value!r}"[:300]) from None
+            _check_bound(spec, key, names[key], kw[names[key]])
     return kw
 
 
-__all__ = ["split_base", "parse_options"]
+def _check_bound(spec: str, key: str, argument: str, value: int | str) -> None:
+    if argument in BOUNDS and isinstance(value, int) and value > BOUNDS[argument][0]:
+        top, what = BOUNDS[argument]
+        raise ValueError(f"agent {spec!r}: {key} must be at most {top} (the bound on {what}), got {value}")
+
+
+__all__ = ["BOUNDS", "split_base", "parse_options"]

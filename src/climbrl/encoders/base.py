@@ -48,6 +48,9 @@ class RewardTerms:
     gamma: float = 1.0
     """The learner's discount: a potential-based term is ``gamma x potential after - potential
     before`` (not a term itself: it switches nothing on)."""
+    win: bool = False
+    """The win objective (``reward_objective: win``): the rules' return replaced by its sign before
+    the terms above; game-free, so not one of an encoder's :data:`TERMS` (it switches none on)."""
 
     def active(self) -> list[str]:
         """The names of the terms that differ from their defaults (off)."""
@@ -82,6 +85,9 @@ class Encoder(Protocol):
     """``(start, steps, width)``: the state columns ``start .. start + steps x width`` hold a
     sequence of ``steps`` rows of ``width`` (oldest first) that a network may read with an LSTM
     (``lstm`` in the training config); empty for an encoder without one."""
+    hidden_dim: int
+    """The size of :meth:`hidden_targets`' vector (the other seats' hands); 0 for an encoder
+    without one (``aux_hidden_coef`` and ``oracle_critic`` then refuse it)."""
 
     def encode(self, decisions: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states [B, state_dim], moves [R, move_dim], offsets [B + 1]), float32 / int64."""
@@ -102,6 +108,14 @@ class Encoder(Protocol):
     def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
         """``seat``'s terminal reward in the finished game ``state`` from its ``base`` (the
         rules' return or the card-count score) and the active ``terms``."""
+        ...
+
+    def hidden_targets(self, final_state: Any, observation: Any) -> tuple[np.ndarray, bool]:
+        """The other seats' hands at the decision of ``observation`` ([hidden_dim] float32 in
+        [0, 1], the seats in relative order) read from the finished game ``final_state``, and
+        whether there is one (``False``: zeros, a decision the learner gets no target for).
+        Training only: issue 46's auxiliary head and oracle critic learn from it, nothing that
+        acts reads it."""
         ...
 
     def describe(self) -> dict[str, Any]:
@@ -127,6 +141,7 @@ class RecordedEncoder:
     role_columns: tuple[int, ...] = ()
     reward_terms: tuple[str, ...] = ()
     sequence: tuple[int, ...] = ()
+    hidden_dim: int = 0
 
     def describe(self) -> dict[str, Any]:
         return describe(self)
@@ -149,6 +164,9 @@ class RecordedEncoder:
         """The reward terms of one decision (``pick``: the index of the move made); none by default."""
         self.check_terms(terms)
         return 0.0
+
+    def hidden_targets(self, final_state: Any, observation: Any) -> tuple[np.ndarray, bool]:
+        raise EncoderError(f"the {self.name} encoder has no hidden-hand targets (hidden_dim 0)")
 
 
 def check_fits(recorded: dict[str, Any] | None, enc: Encoder, where: str) -> None:

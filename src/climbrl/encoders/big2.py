@@ -50,6 +50,7 @@ from climbrl.agents.base import Decision
 from climbrl.agents.hand_structure import SUIT_MASK, breaks, deciding_strength, hand_structure
 from climbrl.encoders.base import RecordedEncoder
 from climbrl.games.big2.combos import _CACHE, _popcount
+from climbrl.games.big2.state import hands_at
 
 STATE_DIM = 558
 MOVE_DIM = 72
@@ -216,9 +217,20 @@ class Big2Encoder(RecordedEncoder):
     version = 1
     state_dim = STATE_DIM
     move_dim = MOVE_DIM
+    hidden_dim = 3 * 52
+    """The hands of the three other seats in turn order after the acting one, 52 card bits each."""
 
     def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return encode_decisions(decisions)
+
+    def hidden_targets(self, final_state: Any, observation: Any) -> tuple[np.ndarray, bool]:
+        """Every decision (:func:`~climbrl.games.big2.state.hands_at`)."""
+        hands = hands_at(final_state, observation)
+        if hands is None:
+            return np.zeros(self.hidden_dim, dtype=np.float32), False
+        seat = observation.seat
+        masks = np.array([hands[(seat + r) % 4] for r in (1, 2, 3)], dtype=np.uint64)
+        return ((masks[:, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)).astype(np.float32).ravel(), True
 
     def shaping(self, decision: Decision) -> float:
         obs = decision.observation

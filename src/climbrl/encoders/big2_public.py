@@ -34,6 +34,7 @@ class Big2PublicEncoder(Big2Encoder):
     state_dim = OBS_SIZE
     move_dim = 1
     n_actions = N_ACTIONS
+    hidden_dim = 0  # its network is the public agent's, with no room for issue 46's training signals
 
     def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         b = len(decisions)

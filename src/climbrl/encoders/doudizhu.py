@@ -75,6 +75,7 @@ from climbrl.games.doudizhu.moves import (
     TYPE_ROCKET,
     ActionTable,
 )
+from climbrl.games.doudizhu.state import hands_at
 
 STATE_DIM = 542
 MOVE_DIM = 82
@@ -383,9 +384,19 @@ class DdzEncoder(RecordedEncoder):
     roles = ROLES
     role_columns = ROLE_COLUMNS
     reward_terms = ("cards_left", "bombs_kept", "partner_win", "guide", "pass_penalty")
+    hidden_dim = 2 * NUM_RANKS
+    """The hands of the next seat and of the one after it: rank counts / 4 (jokers: / 1)."""
 
     def encode(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return encode_decisions(decisions)
+
+    def hidden_targets(self, final_state: Any, observation: Any) -> tuple[np.ndarray, bool]:
+        """Play-phase decisions only (:func:`~climbrl.games.doudizhu.state.hands_at`)."""
+        hands = hands_at(final_state, observation)
+        if hands is None:
+            return np.zeros(self.hidden_dim, dtype=np.float32), False
+        others = _ROT[observation.seat, 1:]
+        return (hands[others] / _FULL).astype(np.float32).ravel(), True
 
     def final_reward(self, state: Any, seat: int, base: float, terms: RewardTerms) -> float:
         super().final_reward(state, seat, base, terms)  # refuses a term this game lacks

@@ -90,12 +90,14 @@ class NetSpec:
     teacher: Agent | None = None
     """The behaviour's teacher (a rule agent, pickled as it is), and its share."""
     teacher_share: float = 0.0
+    acting: str = "fp32"
+    """The arithmetic the agent scores with (:mod:`climbrl.learn.precision`)."""
 
     @classmethod
     def of(cls, agent: PolicyAgent) -> NetSpec:
         weights = {k: v.detach().cpu().numpy().copy() for k, v in agent.net.state_dict().items()}
         return cls(agent.net.config(), weights, agent.encoder, agent.mode, agent.epsilon, agent.name,
-                   agent.record, agent.scores_are_logits, agent.teacher, agent.teacher_share)
+                   agent.record, agent.scores_are_logits, agent.teacher, agent.teacher_share, agent.acting)
 
     def build(self, device: str) -> PolicyAgent:
         cfg = {"state_dim": self.encoder.state_dim, "move_dim": self.encoder.move_dim, **self.net_config}
@@ -103,7 +105,7 @@ class NetSpec:
         net.load_state_dict({k: torch.from_numpy(v) for k, v in self.weights.items()})
         return PolicyAgent(net.to(device).eval(), self.encoder, mode=self.mode, epsilon=self.epsilon, name=self.name,
                            record=self.record, scores_are_logits=self.scores_are_logits, teacher=self.teacher,
-                           teacher_share=self.teacher_share)
+                           teacher_share=self.teacher_share, acting=self.acting)
 
 
 def pack(seatings: Sequence[Sequence[Agent]], learner: PolicyAgent) -> tuple[list[Any], list[list[int]], int]:
@@ -126,11 +128,12 @@ def play_slice(task: tuple) -> tuple[Rollout, int, float]:
     """An actor's work: rebuild the agents, play the slice's games, collect the learner's
     decisions; with the CPU seconds the actor spent on it."""
     cpu = time.process_time()
-    game_name, table, seats, learner_ix, seeds, seat_seeds, shaping, card_score, terms, device = task
+    game_name, table, seats, learner_ix, seeds, seat_seeds, shaping, card_score, terms, device, *more = task
+    hidden = bool(more and more[0])  # issue 46's hidden targets; a task without the flag has none
     agents = [a.build(device) if isinstance(a, NetSpec) else a for a in table]
     seatings = [[agents[i] for i in seating] for seating in seats]
     rollout, decisions = collect(make_game(game_name), seatings, seeds, seat_seeds, agents[learner_ix], shaping,
-                                 card_score, terms)
+                                 card_score, terms, hidden)
     return rollout, decisions, time.process_time() - cpu
 
 
@@ -155,6 +158,8 @@ class Pending:
         self.lost = lost
         self.bid_batch: Any = None
         """The separate bid model's batch of these games (played in the training process only)."""
+        self.opponents: list[str] | None = None
+        """The curriculum's opponent of each game (a league's; :meth:`~climbrl.learn.curriculum.Curriculum.record`)."""
         self.actor_cpu_seconds = 0.0
         """CPU seconds the actors spent on these games (0 for games played in the training process,
         whose own CPU time counts them)."""
@@ -190,26 +195,27 @@ class ActorPool:
 
     def submit(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
                learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
-               terms: RewardTerms | None = None) -> Pending:
+               terms: RewardTerms | None = None, hidden: bool = False) -> Pending:
         """Start the games of :func:`~climbrl.learn.rollout.collect` on the actors and return at
-        once; the agents' weights are copied now, so the caller may update them meanwhile."""
+        once; the agents' weights are copied now, so the caller may update them meanwhile.
+        ``hidden``: the rollouts carry the decisions' hidden targets (issue 46)."""
         futures = []
         try:
             for lo, hi in slices(len(seeds), self.n):
                 table, seats, learner_ix = pack(seatings[lo:hi], learner)
                 futures.append(self._submit((
                     self.game_name, table, seats, learner_ix, list(seeds[lo:hi]),
-                    [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, terms, self.device)))
+                    [list(s) for s in seat_seeds[lo:hi]], shaping, card_score, terms, self.device, hidden)))
         except self.lost as e:
             raise _died(e) from None
         return Pending(futures, lost=self.lost)
 
     def collect(self, seatings: Sequence[Sequence[Agent]], seeds: Sequence[int], seat_seeds: Sequence[Sequence[int]],
                 learner: PolicyAgent, shaping: bool = False, card_score: bool = False,
-                terms: RewardTerms | None = None) -> tuple[Rollout, int]:
+                terms: RewardTerms | None = None, hidden: bool = False) -> tuple[Rollout, int]:
         """The games of :func:`~climbrl.learn.rollout.collect`, split over the actors; the same
         rollout up to the last bits of the behaviour's scores (see the module's docstring)."""
-        return self.submit(seatings, seeds, seat_seeds, learner, shaping, card_score, terms).result()
+        return self.submit(seatings, seeds, seat_seeds, learner, shaping, card_score, terms, hidden).result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -15,7 +15,7 @@ only encoder then, :data:`climbrl.encoders.base.LEGACY`). Missing, corrupt or mi
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,7 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
     obj = on_cpu(obj)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -135,6 +135,23 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` (``NAME.RANDOM.tmp``, open for writing) for an atomic write.
+
+    The modes of a run's files are one policy: every run output (checkpoints, policies,
+    ``metrics.csv``, reports) is created as the process creates any file, mode 0666 less the
+    umask. A checkpoint holds no secret, and a run folder shared with a group must be readable
+    whole; ``tempfile.mkstemp``'s 0600 had made the checkpoints alone private (issue 51). Private
+    material (TLS keys, database passwords) sets 0600 itself where it is written
+    (``pipeline/dask_tls.py``, ``pipeline/postgres.py``)."""
+    while True:
+        tmp = path.parent / f"{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(tmp)
+        except FileExistsError:  # another writer's: draw again
+            continue
 
 
 def non_finite(obj: Any, prefix: str = "") -> list[str]:
@@ -207,6 +224,12 @@ def load_network(path: str | Path, game: str | None = None) -> tuple[Net, dict[s
     except EncoderError as e:
         raise CheckpointError(str(e)) from None
     cfg = {"state_dim": encoder.state_dim, "move_dim": encoder.move_dim, **cfg}
+    # the sizes the encoder decides must be its own (a tampered net_config could ask for any), and
+    # the widths are bounded before anything is built (make_net: learn.network.check_widths)
+    mine = {"state_dim": encoder.state_dim, "move_dim": encoder.move_dim, "n_actions": getattr(encoder, "n_actions", 0)}
+    wrong = [f"{k} {cfg[k]!r} (the encoder's: {v})" for k, v in mine.items() if k in cfg and cfg[k] != v]
+    if wrong:
+        raise CheckpointError(f"{path}: its network's sizes are not its {encoder.game} encoder's: {'; '.join(wrong)}")
     if cfg.get("roles") and (tuple(cfg["roles"]), tuple(cfg.get("role_columns", ()))) != (
             tuple(encoder.roles), tuple(encoder.role_columns)):
         mine = f"{list(encoder.roles)}, {list(encoder.role_columns)}"
@@ -215,7 +238,7 @@ def load_network(path: str | Path, game: str | None = None) -> tuple[Net, dict[s
     try:
         net = make_net(**cfg, generator=torch.Generator())  # placeholder weights, loaded over next
     except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: bad network config {cfg}: {e}") from None
+        raise CheckpointError(f"{path}: bad network config: {e}") from None
     try:
         net.load_state_dict(state)
     except RuntimeError as e:

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from climbrl.agents.runner import deal_seeds, play_games, seat_seed
-from climbrl.config import SEED_LIMIT
+from climbrl.config import MAX_WIDTH, SEED_LIMIT
 from climbrl.encoders import make_encoder
 from climbrl.learn.checkpoint import network_payload, save_atomic
 from climbrl.learn.network import make_net, segment_log_softmax
@@ -75,7 +75,9 @@ class ImitationConfig:
     def __post_init__(self) -> None:
         checks = [("seed", 0 <= self.seed < SEED_LIMIT, f"an integer from 0 to {SEED_LIMIT - 1}"),
                   ("games", self.games >= 4, "at least 4"), ("holdout", 0.0 <= self.holdout < 1.0, "in [0, 1)"),
-                  ("hidden", self.hidden >= 2, ">= 2"), ("epochs", self.epochs >= 1, ">= 1"),
+                  ("hidden", isinstance(self.hidden, int) and 2 <= self.hidden <= MAX_WIDTH,
+                   f"from 2 to {MAX_WIDTH} (MAX_WIDTH, the widest network layer)"),
+                  ("epochs", self.epochs >= 1, ">= 1"),
                   ("lr", self.lr > 0, "> 0"), ("batch", self.batch >= 1, ">= 1"),
                   ("value_coef", self.value_coef >= 0, ">= 0"), ("workers", self.workers >= 1, ">= 1")]
         for name, ok, want in checks:

@@ -7,13 +7,19 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from climbrl.config import TrainConfig, resolve_device
+from climbrl.config import ConfigError, TrainConfig, resolve_device
 from climbrl.encoders import Encoder, make_encoder
 from climbrl.learn.network import make_net, segment_log_softmax
 from climbrl.learn.policy import PolicyAgent
+from climbrl.learn.precision import acting_precision
 from climbrl.learn.rollout import Rollout
 from climbrl.learn.trainable import TrainableState
+
+TRAINING_ONLY = ("aux_dim", "oracle_dim")
+"""The ``net_config`` keys of the parts that only training uses (they see hidden cards): a warm start
+may add them to a policy that has none (:meth:`Learner._load_init_policy`)."""
 
 
 def t(x: np.ndarray) -> torch.Tensor:
@@ -49,6 +55,17 @@ class Learner(TrainableState):
                        else {})
         if cfg.lstm:  # the history LSTM (learn.network.ActionInNet) over the encoder's sequence
             shape.update(lstm=cfg.lstm, sequence=self.encoder.sequence)
+        if cfg.layers != 2 or cfg.residual:  # depth (learn.network.ActionInNet); the default builds as before
+            shape.update(layers=cfg.layers, residual=cfg.residual)
+        # issue 46's signals from the hidden cards (learn.network.ActionInNet): absent by default
+        hidden_dim = getattr(self.encoder, "hidden_dim", 0)
+        if cfg.hidden_signals and not hidden_dim:
+            raise ConfigError(f"train.{'aux_hidden_coef' if cfg.aux_hidden_coef else 'oracle_critic'}: the encoder "
+                              f"{self.encoder.name!r} has no hidden targets (hidden_dim 0)")
+        if cfg.aux_hidden_coef:
+            shape.update(aux_dim=hidden_dim)
+        if cfg.oracle_critic:
+            shape.update(oracle_dim=hidden_dim)
         self.net = make_net(self.encoder.state_dim, self.encoder.move_dim, cfg.hidden,
                             value_head=self.value_head, dueling=self.dueling, generator=self.generator,
                             n_actions=getattr(self.encoder, "n_actions", 0), **shape).to(self.device)
@@ -66,7 +83,10 @@ class Learner(TrainableState):
     def _load_init_policy(self, path: str) -> None:
         """Start from the weights of the policy file ``path`` (``init_policy``); a network that is
         not the one this config builds is a :class:`~climbrl.learn.checkpoint.CheckpointError`
-        naming both."""
+        naming both. The training-only parts that see hidden cards (``aux_dim``, ``oracle_dim``:
+        :data:`TRAINING_ONLY`) may differ: a warm start from a policy without them keeps their
+        initial weights (the oracle critic's first value layer, which reads more inputs, included)
+        and takes every other weight from the file."""
         from climbrl.learn.checkpoint import CheckpointError, load_network
 
         try:
@@ -74,10 +94,16 @@ class Learner(TrainableState):
         except CheckpointError as e:
             raise CheckpointError(f"init_policy: {e}") from None
         mine, theirs = self.net.config(), net.config()
-        if encoder.describe() != self.encoder.describe() or mine != theirs:
+        same = {k: v for k, v in mine.items() if k not in TRAINING_ONLY} == {
+            k: v for k, v in theirs.items() if k not in TRAINING_ONLY}
+        if encoder.describe() != self.encoder.describe() or not same:
             raise CheckpointError(f"init_policy {path}: its network ({theirs}, encoder {encoder.describe()}) is not "
                                   f"the one this run builds ({mine}, encoder {self.encoder.describe()})")
-        self.net.load_state_dict(net.state_dict())
+        own, given = self.net.state_dict(), net.state_dict()
+        kept = {k: v for k, v in given.items() if k in own and own[k].shape == v.shape}
+        if set(given) - set(own):  # cannot happen for equal configs: a guard against a future part
+            raise CheckpointError(f"init_policy {path}: weights {sorted(set(given) - set(own))[:4]} have no place here")
+        self.net.load_state_dict({**own, **kept})
 
     def t(self, x: np.ndarray) -> torch.Tensor:
         """``x`` as a tensor on the learner's device (on the CPU: the array's own memory)."""
@@ -100,7 +126,8 @@ class Learner(TrainableState):
         share = self.teacher_share() if self.teacher is not None else 0.0
         return PolicyAgent(self.net, self.encoder, mode=self.behaviour_mode, epsilon=self.epsilon(),
                            name=f"{self.algo}-learner", record=True,
-                           teacher=self.teacher if share > 0 else None, teacher_share=share)
+                           teacher=self.teacher if share > 0 else None, teacher_share=share,
+                           acting=acting_precision(self.cfg.precision))
 
     # --- learning --------------------------------------------------------------------------------
     def update(self, ro: Rollout, rng: np.random.Generator,
@@ -132,6 +159,32 @@ class Learner(TrainableState):
         entropy = -torch.zeros(len(idx), device=self.device).index_add_(0, seg, p * logp_all)
         return logp_all[chosen], entropy, states
 
+    # --- issue 46's signals from the hidden cards (training only) --------------------------------
+    def oracle_input(self, ro: Rollout, idx: np.ndarray | None = None) -> torch.Tensor | None:
+        """The hidden targets of decisions ``idx`` (all by default) for an oracle critic, else ``None``."""
+        if not self.cfg.oracle_critic:
+            return None
+        if ro.hidden is None:
+            raise ValueError("oracle_critic: this rollout has no hidden targets (build it with hidden=True)")
+        return self.t(ro.hidden if idx is None else ro.hidden[idx])
+
+    def aux_loss(self, ro: Rollout, idx: np.ndarray, states: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The hidden-hand head's loss on decisions ``idx``: binary cross-entropy of its logits and
+        the other seats' hands, averaged over the hands' entries and the decisions that have
+        targets (0 when none has); ``None`` without the head. ``states``: their state tensor,
+        when the caller has it."""
+        if not self.cfg.aux_hidden_coef:
+            return None
+        if ro.hidden is None or ro.hidden_mask is None:
+            raise ValueError("aux_hidden_coef: this rollout has no hidden targets (build it with hidden=True)")
+        valid = ro.hidden_mask[idx]
+        if not valid.any():
+            return torch.zeros((), device=self.device)
+        states = self.t(ro.states[idx]) if states is None else states
+        rows = self.t(np.flatnonzero(valid))
+        logits = self.net.hidden_logits(states[rows])
+        return F.binary_cross_entropy_with_logits(logits, self.t(ro.hidden[idx[valid]]))
+
     def chosen_q(self, ro: Rollout, idx: np.ndarray, net: torch.nn.Module | None = None) -> torch.Tensor:
         """Q(s, a) of the chosen moves: one row per decision, or all legal rows for a dueling head
         (whose advantage mean is over every legal move)."""
@@ -156,11 +209,19 @@ class OnPolicyValueLearner(Learner):
                progress: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
         self.decisions_seen += ro.size
         target = self.targets(ro)
-        losses = []
+        losses, aux_losses = [], []
         for _ in range(self.cfg.update_epochs):
             for idx in self.minibatches(ro.size, rng):
                 q = self.chosen_q(ro, idx)
                 loss = torch.mean((q - self.t(target[idx])) ** 2)
-                self._step(loss)
+                aux = self.aux_loss(ro, idx)
+                if aux is None:
+                    self._step(loss)
+                else:  # the head's loss joins the step; "loss" stays the Q regression's
+                    self._step(loss + self.cfg.aux_hidden_coef * aux)
+                    aux_losses.append(float(aux.detach()))
                 losses.append(float(loss.detach()))
-        return {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}
+        stats = {"loss": float(np.mean(losses)), "target_mean": float(np.mean(target))}
+        if aux_losses:
+            stats["aux_loss"] = float(np.mean(aux_losses))
+        return stats

@@ -21,6 +21,7 @@ import torch
 from climbrl.agents.base import Agent, Decision
 from climbrl.encoders import Encoder
 from climbrl.learn.network import Net
+from climbrl.learn.precision import acting_net, as_input
 
 MODES = ("sample", "greedy", "epsilon")
 POLICY_LEARNERS = ("ppo", "imitation")
@@ -34,15 +35,18 @@ class PolicyAgent(Agent):
 
     def __init__(self, net: Net, encoder: Encoder, mode: str = "greedy", epsilon: float = 0.0,
                  name: str = "policy", record: bool = False, scores_are_logits: bool = True,
-                 teacher: Agent | None = None, teacher_share: float = 0.0) -> None:
+                 teacher: Agent | None = None, teacher_share: float = 0.0, acting: str = "fp32") -> None:
         """``teacher``, ``teacher_share``: in ``epsilon`` mode, a decision that does not explore is
         played by ``teacher`` with probability ``teacher_share`` (a second draw from the seat's
         stream, made only when a teacher is set), else by the argmax (the value learners'
-        ``teacher`` option); the recorded encodings are the same whoever chose."""
+        ``teacher`` option); the recorded encodings are the same whoever chose. ``acting``:
+        ``fp32``, or ``bf16`` to score with a bfloat16 copy of ``net`` taken now
+        (:mod:`climbrl.learn.precision`; the scores still come back as float32)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if teacher is not None and mode != "epsilon":
             raise ValueError(f"a teacher shares the decisions of an epsilon-greedy policy, not of mode {mode!r}")
+        self.acting = acting
         self.net = net
         self.encoder = encoder
         self.games = (encoder.game,)
@@ -55,17 +59,29 @@ class PolicyAgent(Agent):
         self.teacher_share = teacher_share
         self.last: dict[str, Any] | None = None
 
+    @property
+    def net(self) -> Net:
+        """The policy's network (fp32: the learner's own)."""
+        return self._net
+
+    @net.setter
+    def net(self, net: Net) -> None:
+        self._net = net
+        self.scorer = acting_net(net, self.acting)
+        """The network that scores the moves: ``net``, or its bfloat16 copy taken when it was set."""
+
     def encoded_scores(self, decisions: Sequence[Decision]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(scores, offsets, states, moves)``: the network's score of every legal move of every
         decision (decision ``b``'s moves are ``scores[offsets[b]:offsets[b + 1]]``, in the order
         of ``decision.moves``) and the encoded batch."""
         states, moves, offsets = self.encoder.encode(decisions)
         counts = np.diff(offsets)
-        device = next(self.net.parameters()).device
+        net = self.scorer
+        device = next(net.parameters()).device
         seg = torch.from_numpy(np.repeat(np.arange(len(decisions)), counts)).to(device)
         with torch.no_grad():
-            scores = self.net(torch.from_numpy(states).to(device), torch.from_numpy(moves).to(device),
-                              seg).cpu().numpy()
+            scores = net(as_input(torch.from_numpy(states).to(device), net),
+                         as_input(torch.from_numpy(moves).to(device), net), seg).cpu().numpy()
         return scores, offsets, states, moves
 
     def move_scores(self, decision: Decision) -> np.ndarray:

@@ -1,7 +1,10 @@
 """PPO: clipped surrogate (0.2), value loss (coefficient 0.5), entropy bonus (0.01, the
 ablation sweeps it), GAE advantages normalized per batch, one optimization epoch per batch by
 default, gradient clipping. The policy is the softmax of the action-in scores over the legal
-moves; the critic is the network's state-value head."""
+moves; the critic is the network's state-value head, which with ``oracle_critic`` also reads the
+other seats' hands (PerfectDou's oracle critic: only the advantages' baseline sees them, the
+policy's ratio does not); ``aux_hidden_coef`` adds the hidden-hand head's loss
+(:meth:`~climbrl.learn.learner.Learner.aux_loss`)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ class PPO(Learner):
     def advantages(self, ro: Rollout) -> tuple[np.ndarray, np.ndarray]:
         """GAE(gamma, lambda) advantages and returns along each seat's own decisions."""
         with torch.no_grad():
-            values = self.net.value(self.t(ro.states)).cpu().numpy()
+            values = self.net.value(self.t(ro.states), self.oracle_input(ro)).cpu().numpy()
         gamma, lam = self.cfg.gamma, self.cfg.gae_lambda
         adv = np.zeros(ro.size, dtype=np.float32)
         running = 0.0
@@ -40,6 +43,8 @@ class PPO(Learner):
         adv_n = (adv - adv.mean()) / (adv.std() + 1e-8)
         stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [],
                                          "approx_kl": [], "clip_frac": [], "ratio_mean": []}
+        if self.cfg.aux_hidden_coef:
+            stats["aux_loss"] = []
         for _ in range(self.cfg.update_epochs):
             for idx in self.minibatches(ro.size, rng):
                 logp, entropy, states = self.log_probs(ro, idx)
@@ -47,8 +52,13 @@ class PPO(Learner):
                 a = self.t(adv_n[idx])
                 surrogate = torch.min(ratio * a, torch.clamp(ratio, 1 - self.cfg.clip, 1 + self.cfg.clip) * a)
                 policy_loss = -surrogate.mean()
-                value_loss = torch.mean((self.net.value(states) - self.t(returns[idx])) ** 2)
+                value = self.net.value(states, self.oracle_input(ro, idx))
+                value_loss = torch.mean((value - self.t(returns[idx])) ** 2)
                 loss = policy_loss + self.cfg.vf_coef * value_loss - self.cfg.ent_coef * entropy.mean()
+                aux = self.aux_loss(ro, idx, states)
+                if aux is not None:
+                    loss = loss + self.cfg.aux_hidden_coef * aux
+                    stats["aux_loss"].append(float(aux.detach()))
                 self._step(loss)
                 with torch.no_grad():
                     stats["policy_loss"].append(float(policy_loss))

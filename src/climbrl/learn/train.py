@@ -40,7 +40,9 @@ from climbrl.learn.actors import ActorPool, Pending
 from climbrl.learn.bidding import BidRouting
 from climbrl.learn.curriculum import Curriculum
 from climbrl.learn.learner import Learner
+from climbrl.learn.legs import Ledger
 from climbrl.learn.policy import PolicyAgent
+from climbrl.learn.precision import update_context
 from climbrl.learn.registry import make_learner
 from climbrl.learn.rollout import Collector
 from climbrl.learn.trainable import TrainingDiverged
@@ -63,7 +65,8 @@ def reward_terms(cfg: TrainConfig) -> RewardTerms:
     """The terminal reward terms of ``cfg`` (all off by default; see :class:`RewardTerms`)."""
     return RewardTerms(cards_left=cfg.reward_cards_left, bombs_kept=cfg.reward_bombs_kept,
                        partner_win=cfg.reward_partner_win, guide=cfg.reward_guide,
-                       pass_penalty=cfg.reward_pass_penalty, gamma=cfg.gamma)
+                       pass_penalty=cfg.reward_pass_penalty, gamma=cfg.gamma,
+                       win=cfg.reward_objective == "win")
 
 
 def make_actors(cfg: TrainConfig, device: str) -> ActorPool | None:
@@ -90,14 +93,17 @@ def play_epoch(cfg: TrainConfig, game: Any, behaviour: PolicyAgent, curriculum: 
     terms = reward_terms(cfg)
     if actors is not None:
         assert not bids.active
-        return actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward,
-                             terms)
+        pending = actors.submit(seatings, seeds, seat_seeds, behaviour, cfg.reward_shaping, cfg.card_score_reward,
+                                terms, cfg.hidden_signals)
+        pending.opponents = curriculum.drawn
+        return pending
     seatings, bid_collector = bids.seatings(seatings, behaviour, curriculum.snapshots)
-    collector = Collector(behaviour, shaping=cfg.reward_shaping, terms=terms)
+    collector = Collector(behaviour, shaping=cfg.reward_shaping, terms=terms, hidden=cfg.hidden_signals)
     on_step = collector if bid_collector is None else _both(collector, bid_collector)
     states = play_games(game, seatings, seeds, seat_seeds, on_step=on_step)
     rollout = collector.build(states, card_score=cfg.card_score_reward, terms=terms)
     played = Pending(done=(rollout, sum(len(s.moves) for s in states)))
+    played.opponents = curriculum.drawn
     if bid_collector is not None and bids.learner is not None:
         played.bid_batch = bid_collector.build(
             states, lambda st, seat: collector.final_reward(st, seat, cfg.card_score_reward, terms))
@@ -158,13 +164,15 @@ def run_epoch(cfg: TrainConfig, game: Any, learner: Learner, curriculum: Curricu
         assert actors is not None
         lag.hand_over(cfg, game, learner, curriculum, epoch, bids, actors)
     es = epoch_seed(cfg, epoch)
-    stats = learner.update(rollout, np.random.default_rng([es, 2]),
-                           progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
+    with update_context(cfg.precision, learner.device):
+        stats = learner.update(rollout, np.random.default_rng([es, 2]),
+                               progress=(epoch / cfg.epochs, (epoch + 1) / cfg.epochs))
     if played.bid_batch is not None:
         assert bids.learner is not None
         batch = played.bid_batch
         stats.update({f"bid_{k}": v for k, v in bids.learner.update(batch, np.random.default_rng([es, 3])).items()})
         stats["bid_decisions"] = batch.size
+    curriculum.record(played.opponents, rollout.outcomes)
     curriculum.after_epoch(learner, cfg.games_per_epoch)
     secs = time.perf_counter() - start
     return {
@@ -192,6 +200,12 @@ def check_finite(learner: Learner, bids: BidRouting) -> None:
         raise TrainingDiverged(f"NaN or infinite weights after its update in {ckpt.name_some(bad)}")
 
 
+def _past(started: float, time_limit: float, row: dict[str, Any]) -> bool:
+    """Whether another epoch as long as ``row``'s (with its evaluation) would end past the limit."""
+    last = row["play_seconds"] + row["update_seconds"] + row.get("eval_seconds", 0.0)
+    return time.perf_counter() - started + last > time_limit
+
+
 def _both(*listeners: Callable) -> Callable:
     def on_step(*args: Any) -> None:
         for f in listeners:
@@ -213,8 +227,12 @@ def write_csv(history: list[dict[str, Any]], path: Path) -> None:
 
 def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress: bool = True,
           on_epoch: Callable[[dict[str, Any]], None] | None = None,
-          evaluator: Evaluator | None = None) -> dict[str, Any]:
+          evaluator: Evaluator | None = None, time_limit: float | None = None) -> dict[str, Any]:
     """Train ``cfg.algo``; returns the summary (last evaluation, timings, history).
+
+    ``time_limit``: seconds of wall time for this leg (:mod:`climbrl.learn.legs`): the run stops
+    after the epoch whose successor would likely end past it (its files written, ``stopped`` in
+    the summary says ``time limit``), to be resumed later; every leg is recorded in ``legs.json``.
 
     ``evaluator`` scores the policy every ``cfg.eval_every`` epochs; a config that evaluates
     needs one (:func:`climbrl.training.train` passes the study's duplicate-deal matches).
@@ -226,12 +244,15 @@ def train(cfg: TrainConfig, out_dir: str | Path, resume: bool = False, progress:
     if cfg.eval_every and evaluator is None:
         raise ValueError("this config evaluates every eval_every epochs: pass an evaluator "
                          "(climbrl.training.train evaluates with duplicate-deal matches)")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     with single_thread():
-        return _train(cfg, Path(out_dir), resume, progress, on_epoch, evaluator)
+        return _train(cfg, Path(out_dir), resume, progress, on_epoch, evaluator, time_limit)
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
-           on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
+           on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None,
+           time_limit: float | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path = out / CHECKPOINT
     game = make_game(cfg.game_name)
@@ -254,6 +275,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
         lag_state = state.get("lag")
     elif ckpt_path.exists():
         raise ckpt.CheckpointError(f"{ckpt_path} exists: pass resume=True (--resume) or use another --out")
+    ledger = Ledger(out, start_epoch, resume, history)
     actors = make_actors(cfg, str(learner.device))
     try:
         lag = None
@@ -263,7 +285,7 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
             if lag_state is not None and start_epoch < cfg.epochs:
                 lag.restore(lag_state, cfg, game, learner, start_epoch, bids, actors)
         return _epochs(cfg, out, game, learner, curriculum, bids, history, start_epoch, actors, lag, progress,
-                       on_epoch, evaluator)
+                       on_epoch, evaluator, ledger, time_limit)
     finally:
         if actors is not None:
             actors.close()
@@ -271,8 +293,8 @@ def _train(cfg: TrainConfig, out: Path, resume: bool, progress: bool,
 
 def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum: Curriculum, bids: BidRouting,
             history: list[dict[str, Any]], start_epoch: int, actors: ActorPool | None, lag: Lag | None,
-            progress: bool,
-            on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None) -> dict[str, Any]:
+            progress: bool, on_epoch: Callable[[dict[str, Any]], None] | None, evaluator: Evaluator | None,
+            ledger: Ledger, time_limit: float | None = None) -> dict[str, Any]:
     ckpt_path, policy_path, csv_path = out / CHECKPOINT, out / POLICY, out / METRICS
     started = time.perf_counter()
     bar = None
@@ -311,6 +333,7 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
             (out / SNAPSHOTS).mkdir(exist_ok=True)
             shutil.copyfile(policy_path, out / SNAPSHOTS / f"epoch{epoch + 1:03d}.pt")
         write_csv(history, csv_path)
+        ledger.after_epoch(row)
         if on_epoch:
             on_epoch(row)
         if bar is not None:
@@ -320,11 +343,18 @@ def _epochs(cfg: TrainConfig, out: Path, game: Any, learner: Learner, curriculum
                     post[k.split("/")[1][:4]] = f"{v:.2f}"
             bar.set_postfix(post)
             bar.update(1)
+        if time_limit is not None and epoch + 1 < cfg.epochs and _past(started, time_limit, row):
+            stopped = "time limit"
+            break
+    else:
+        stopped = "done"
+    ledger.stop(stopped)
     if bar is not None:
         bar.close()
     evals = [r for r in history if any(k.startswith("win_rate/") for k in r)]
     return {
-        "algo": cfg.algo, "epochs": cfg.epochs, "out": str(out),
+        "algo": cfg.algo, "epochs": cfg.epochs, "out": str(out), "stopped": stopped,
+        "epochs_done": len(history), "legs": len(ledger.legs),
         "seconds_this_run": time.perf_counter() - started,
         "train_seconds": sum(r["play_seconds"] + r["update_seconds"] for r in history),
         "eval_seconds": sum(r.get("eval_seconds", 0.0) for r in history),

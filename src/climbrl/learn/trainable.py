@@ -38,7 +38,8 @@ class TrainableState:
         if not bool(torch.isfinite(loss)):
             raise TrainingDiverged(f"the loss of update {self.updates + 1} is {float(loss.detach())}")
         self.opt.zero_grad()
-        loss.backward()
+        with torch.autocast(device_type=loss.device.type, enabled=False):  # backward outside any autocast
+            loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.max_grad_norm)
         self.opt.step()
         self.updates += 1

@@ -34,7 +34,7 @@ def _decider(agent: Agent, decision: Decision) -> Agent:
 
 def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, Any]:
     """``{"kind", "agent", "what", "rows"}`` for ``agent``'s choice ``chosen`` (an index into
-    ``decision.moves``); ``label`` formats a move. Rows: ``{"move", "value", "chosen"}`` (and
+    ``decision.moves``); ``label`` formats a move. Rows: ``{"move", "index", "value", "chosen"}`` (and
     ``visits``, ``cards`` for a search), best first."""
     from climbrl.agents.ddz_search import DdzSearchAgent
     from climbrl.agents.external.charlesworth import CharlesworthAgent
@@ -53,7 +53,8 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
                     "or a bid)", "rows": _table(label, decision, None, chosen)}
         cand, means, wins, samples = last["candidates"], last["returns"], last["wins"], last["samples"]
         by_points = last.get("value", "score") == "score"
-        rows = [{"move": label(decision.moves[int(cand[j])]), "value": float(wins[j]), "points": float(means[j]),
+        rows = [{"move": label(decision.moves[int(cand[j])]), "index": int(cand[j]), "value": float(wins[j]),
+                 "points": float(means[j]),
                  "visits": samples, "chosen": int(cand[j]) == chosen}
                 for j in np.argsort(-np.asarray(means if by_points else wins, dtype=np.float64), kind="stable")]
         return {**base, "kind": "search", "what": "share of the sampled deals won by playing it out, and the mean "
@@ -69,7 +70,7 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
         rows = []
         for j in np.argsort(-np.asarray(wins, dtype=np.float64), kind="stable"):
             i = int(cand[j])
-            rows.append({"move": label(decision.moves[i]), "value": float(wins[j]) / samples,
+            rows.append({"move": label(decision.moves[i]), "index": i, "value": float(wins[j]) / samples,
                          "cards": float(cards[j]) / samples, "visits": samples, "chosen": i == chosen})
         return {**base, "kind": "search", "what": "share of the sampled deals won by playing it out "
                 f"({samples} deals per candidate; cards: mean cards left)", "rows": rows}
@@ -87,8 +88,9 @@ def explain(agent: Agent, decision: Decision, chosen: int, label) -> dict[str, A
 def _table(label, decision: Decision, values, chosen: int) -> list[dict[str, Any]]:
     """Rows best first (the ``TOP`` best and the chosen one); without values, the choice alone."""
     if values is None:
-        return [{"move": label(decision.moves[chosen]), "value": None, "chosen": True}]
+        return [{"move": label(decision.moves[chosen]), "index": chosen, "value": None, "chosen": True}]
     values = np.asarray(values, dtype=np.float64)
     order = [int(i) for i in np.argsort(-values, kind="stable")]
     keep = order[:TOP] + ([chosen] if chosen not in order[:TOP] else [])
-    return [{"move": label(decision.moves[i]), "value": float(values[i]), "chosen": i == chosen} for i in keep]
+    return [{"move": label(decision.moves[i]), "index": i, "value": float(values[i]), "chosen": i == chosen}
+            for i in keep]

@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from climbrl.games.base import GameError
 from climbrl.games.registry import make_game
+from climbrl.serve.limits import MAX_BODY_BYTES, MAX_RECORD_MOVES
 from climbrl.serve.presenters import presenter_for
-
-MAX_RECORD_BYTES = 1 << 20
 
 
 class RecordError(ValueError):
@@ -23,16 +21,21 @@ class RecordError(ValueError):
 
 def _parse(record: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(record, str):
-        if len(record) > MAX_RECORD_BYTES:
-            raise RecordError(f"the record is larger than {MAX_RECORD_BYTES} bytes")
+        if len(record) > MAX_BODY_BYTES:
+            raise RecordError(f"the record is larger than {MAX_BODY_BYTES} bytes")
         try:
             record = json.loads(record)
-        except json.JSONDecodeError as e:
-            raise RecordError(f"the record is not JSON: {e}") from None
+        except RecursionError:
+            raise RecordError("the record is not JSON this server reads: it is nested too deeply") from None
+        except ValueError as e:  # not JSON, or an integer of more than 4300 digits
+            raise RecordError(f"the record is not JSON this server reads: {e}"[:300]) from None
     if not isinstance(record, dict) or record.get("game") not in ("big2", "doudizhu"):
         raise RecordError("not a game record: a JSON object with \"game\": \"big2\" or \"doudizhu\"")
     if not isinstance(record.get("moves"), list) or not isinstance(record.get("rules"), dict):
         raise RecordError("a game record has \"rules\" (an object) and \"moves\" (a list)")
+    if len(record["moves"]) > MAX_RECORD_MOVES:
+        raise RecordError(f"the record holds {len(record['moves'])} moves: the server replays at most "
+                          f"{MAX_RECORD_MOVES} (its bound on a record's length)")
     return record
 
 
@@ -53,9 +56,9 @@ def frames(record: str | dict[str, Any]) -> dict[str, Any]:
             move = _parse_move(game, text)
             state.apply(move)
             out.append(_frame(state, p, seat, move))
-    except (GameError, ValueError, TypeError, KeyError) as e:
+    except Exception as e:  # GameError, RulesError, and whatever else a foreign record breaks: its fault
         where = f" (move {i})" if i is not None else ""
-        raise RecordError(f"the record cannot be replayed{where}: {type(e).__name__}: {e}") from None
+        raise RecordError(f"the record cannot be replayed{where}: {type(e).__name__}: {e}"[:500]) from None
     result = None
     if state.is_terminal():
         r = state.result()
@@ -84,10 +87,22 @@ def _parse_move(game: Any, text: Any) -> int:
 
 
 def _frame(state: Any, p: Any, seat: int | None, move: int | None) -> dict[str, Any]:
+    """The table after a move: every hand, and what the table shows (the trick so far, the play
+    to beat, a Dou Dizhu deal's bids, landlord, stake and kitty)."""
     f = {"seat": seat, "move": p.move_view(move) if move is not None else None,
          "hands": [p.hand_tokens(h) for h in state.hands], "cards_left": state.cards_left(),
          "current_player": state.current_player}
+    obs = state.observation(0)
+    f["to_beat"] = {"seat": obs.to_beat_player, **p.move_view(obs.to_beat)} if obs.to_beat else None
     if hasattr(state, "landlord"):
         f["landlord"] = state.landlord
         f["kitty"] = p.hand_tokens(state.kitty)
+        f["phase"] = obs.phase
+        f["stake"], f["bombs"] = obs.stake, obs.bombs
+        f["bids"] = [{"seat": s, "label": p.label(a)} for s, a in obs.auction]
+        plays = list(obs.history)
+        f["trick"] = [{"seat": s, **p.move_view(m)} for s, m in plays[-(obs.passes + 1):]] if obs.to_beat else []
+    else:
+        f["phase"] = "play"
+        f["trick"] = [{"seat": s, **p.move_view(m)} for s, m in obs.trick]
     return f

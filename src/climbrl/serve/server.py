@@ -28,8 +28,12 @@ def check_host(host: str) -> None:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8765, root: str | Path = ".", records: str | Path | None = None,
-          ready=None) -> None:
-    """Serve until interrupted; ``ready(url)`` (default: print it) once the socket listens."""
+          ready=None, pause: float | None = None) -> None:
+    """Serve until interrupted; ``ready(url)`` (default: print it) once the socket listens;
+    ``pause``: the page's default pause between two agents' plays, in seconds (``None``:
+    :data:`climbrl.serve.app.PAUSE_SECONDS`). The
+    first SIGINT or SIGTERM stops it: the worker processes are killed, so a request waiting on an
+    agent ends at once, and the requests still open get :data:`STOP_SECONDS` to finish."""
     import uvicorn
 
     from climbrl.serve.app import create_app
@@ -43,18 +47,39 @@ def serve(host: str = "127.0.0.1", port: int = 8765, root: str | Path = ".", rec
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-    except OSError as e:
+    except (OSError, OverflowError) as e:
         sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {e.strerror} (another server there? try --port 0)") from None
+        why = getattr(e, "strerror", None) or str(e)
+        raise OSError(f"cannot listen on {host}:{port}: {why} (another server there? try --port 0)") from None
     sock.listen(128)  # connections queue from now on: the printed address answers as soon as it is shown
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
+    app = create_app(root, records, port=port, **({} if pause is None else {"pause": pause}))
     (ready or (lambda u: print(f"climbrl serve: open {u}  (Ctrl-C stops it)", flush=True)))(url)
-    config = uvicorn.Config(create_app(root, records), log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=STOP_SECONDS)
+    server = _server(config, app.state.close)
     try:
         server.run(sockets=[sock])
     finally:
+        app.state.close()
         sock.close()
         sys.stdout.flush()
+
+
+STOP_SECONDS = 3
+"""Once stopping, how long the requests still open may take to finish."""
+
+
+def _server(config, close):
+    """uvicorn's server, whose signal handler also calls ``close`` (stopping the agents' worker
+    processes): uvicorn alone waits for every open request, and one held by a long search never
+    ended, nor did the process."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            close()
+            super().handle_exit(sig, frame)
+
+    return Server(config)

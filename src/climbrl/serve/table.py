@@ -18,10 +18,12 @@ the game as it was.
 
 from __future__ import annotations
 
+import functools
+import os
 import random
-import re
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,8 @@ from climbrl.games.registry import DEFAULT_PRESETS, game_presets, make_game
 from climbrl.learn.specs import make_agent
 from climbrl.serve.presenters import Refused, presenter_for
 from climbrl.serve.reasoning import explain
+from climbrl.serve.specs import CHECKPOINT, needs_worker, rooted
+from climbrl.serve.workers import JobFailed, WorkerError
 
 ADVICE_STREAM = 1
 """The advisor's random streams are seeded apart from the game's (match seed index 1), so asking
@@ -56,25 +60,47 @@ class AgentFailed(TableError):
     status = 500
 
 
-def _rooted(spec: str, root: Path | None) -> str:
-    """``spec`` with each relative ``checkpoint:PATH`` read from the project folder ``root``."""
-    if root is None:
-        return spec
+class AgentTooSlow(TableError):
+    """A decision that did not come in time (or the server stopping): the game is as it was."""
 
-    def absolute(m: re.Match) -> str:
-        path = Path(m.group(2))
-        return m.group(1) + str(path if path.is_absolute() else root / path)
-
-    return re.sub(r"(checkpoint:)([^,#]+)", absolute, spec)
+    status = 503
 
 
-def _build_agent(spec: str, game: str, root: Path | None = None) -> Agent:
+def _build_agent(spec: str, game: str, root: Path | None = None) -> tuple[Agent, str]:
+    """The agent of ``spec`` and the spec as built (checkpoint paths checked under ``root``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise TableError("an agent spec is a non-empty string (e.g. heuristic, checkpoint:runs/ppo/policy.pt)")
     try:
-        return make_agent(_rooted(spec.strip(), root), game)
-    except (ValueError, ImportError, OSError) as e:  # CheckpointError and the external agents' errors too
+        built = rooted(spec.strip(), root)
+        return make_agent(built, game), built
+    except (ValueError, ImportError, OSError, RuntimeError) as e:  # CheckpointError, the outside agents', torch's
         raise TableError(f"agent {spec!r}: {e}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _worker_game(name: str) -> Any:
+    return make_game(name)
+
+
+@functools.lru_cache(maxsize=16)
+def _worker_agent(spec: str, game: str, versions: tuple) -> Agent:
+    """The agent of ``spec`` in a worker, built once per version of its checkpoint files."""
+    return make_agent(spec, game)
+
+
+def decide_job(spec: str, game: str, record: str, rng_state: tuple) -> tuple[int, dict[str, Any], tuple]:
+    """One decision in a worker process (:mod:`climbrl.serve.workers`): the agent of ``spec``
+    (its checkpoint paths already checked and absolute) at the game ``record`` (the engine's
+    JSON), with the seat's random stream; returns the move's index, the reasoning and the
+    stream's new state, so the game plays as it would in the server's own process."""
+    versions = tuple(os.stat(m.group(2)).st_mtime_ns for m in CHECKPOINT.finditer(spec))
+    agent = _worker_agent(spec, game, versions)
+    g = _worker_game(game)
+    decision = Decision.from_state(g.from_json(record))
+    rng = random.Random()
+    rng.setstate(rng_state)
+    k = agent.act(decision, rng)
+    return k, explain(agent, decision, k, presenter_for(g).label), rng.getstate()
 
 
 class Table:
@@ -82,15 +108,22 @@ class Table:
 
     def __init__(self, game: str = "big2", preset: str | None = None, opponents: list[str] | None = None,
                  seat: int = 0, seed: int = 0, open_hands: bool = False, advisor: str | None = None,
-                 root: str | Path | None = None) -> None:
-        """``root``: the project folder that relative checkpoint paths of the specs are read from
-        (default: the working directory)."""
+                 root: str | Path | None = None, worker: Callable[..., Any] | None = None,
+                 step: bool = False) -> None:
+        """``root``: the project folder the specs' checkpoints are read from, only under its
+        ``runs/`` and ``models/`` (:func:`climbrl.serve.specs.rooted`; ``None``: any path, from the
+        working folder). ``worker``: runs a job in a worker process (:meth:`Pool.call
+        <climbrl.serve.workers.Pool.call>`) for the searches' and policies' decisions; ``None``:
+        every agent decides here. ``step``: the agents move one at a time, each on its own request
+        (:meth:`step`; the page shows each play as it comes), not all at once before the person's
+        turn."""
         if game not in DEFAULT_PRESETS:
             raise TableError(f"unknown game {game!r} (games: {', '.join(DEFAULT_PRESETS)})")
         preset = preset or DEFAULT_PRESETS[game]
         if preset not in game_presets(game):
             raise TableError(f"unknown {game} preset {preset!r} (presets: {', '.join(game_presets(game))})")
-        self.game = make_game(f"{game}:{preset}")
+        self.full_name = f"{game}:{preset}"
+        self.game = make_game(self.full_name)
         self.game_name, self.preset = game, preset
         n = self.game.num_players
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
@@ -102,16 +135,21 @@ class Table:
             opponents = opponents * (n - 1)
         if len(opponents) != n - 1:
             raise TableError(f"{game} has {n} seats: name 1 or {n - 1} opponents, got {len(opponents)}")
-        full = f"{game}:{preset}"
         root = Path(root) if root is not None else None
         self.agents: list[Agent | None] = [None] * n
         self.names = ["you"] * n
+        self.specs: list[str] = [""] * n  # as built: checkpoint paths checked and absolute
         for j, spec in enumerate(opponents):  # the next seat after the person gets the first, as in a match
             s = (seat + 1 + j) % n
-            self.agents[s], self.names[s] = _build_agent(spec, full, root), spec.strip()
+            self.agents[s], self.specs[s] = _build_agent(spec, self.full_name, root)
+            self.names[s] = spec.strip()
         self.advisor_spec = (advisor or "").strip() or None
-        self.advisor = _build_agent(self.advisor_spec, full, root) if self.advisor_spec else None
+        self.advisor, self._advisor_built = (_build_agent(self.advisor_spec, self.full_name, root)
+                                             if self.advisor_spec else (None, ""))
+        self.worker = worker
         self.seat, self.seed, self.open_hands = seat, seed, bool(open_hands)
+        self.stepwise = bool(step)
+        self._hinter: tuple[Agent, str] | None = None
         self.presenter = presenter_for(self.game)
         self.rngs = [random.Random(seat_seed(seed, 0, seat, s)) for s in range(n)]
         self.id = secrets.token_urlsafe(12)
@@ -126,7 +164,10 @@ class Table:
         self._deals = 1
         for s, move in self.state.history[:getattr(self.state, "n_auto", 0)]:  # Big 2's automatic first play
             self.events.append(self._event(s, move, None, "played automatically"))
-        self.advance()
+        if self.stepwise:
+            self._notes()
+        else:
+            self.advance()
 
     # --- the game -----------------------------------------------------------------------------
     @property
@@ -162,9 +203,12 @@ class Table:
         if st.landlord >= 0 and self._landlord < 0:
             self._landlord = st.landlord
             kitty = self.presenter.hand_tokens(st.observation(self.seat).kitty)
-            who = "you are" if st.landlord == self.seat else f"{self.names[st.landlord]} (seat {st.landlord}) is"
-            self.events.append(self._note(st.landlord, f"{who} the landlord (stake {st.stake}) and take the kitty",
-                                          kitty))
+            if st.landlord == self.seat:
+                text = f"you are the landlord (stake {st.stake}) and take the kitty"
+            else:
+                text = (f"{self.names[st.landlord]} (seat {st.landlord}) is the landlord (stake {st.stake}) "
+                        "and takes the kitty")
+            self.events.append(self._note(st.landlord, text, kitty))
 
     def advance(self) -> None:
         """Let the agents play until it is the person's turn or the game is over."""
@@ -174,13 +218,49 @@ class Table:
         while not st.is_terminal() and st.current_player != self.seat:
             s = st.current_player
             decision = Decision.from_state(st)
-            agent = self.agents[s]
-            try:
-                k = agent.act(decision, self.rngs[s])
-                reasoning = {**explain(agent, decision, k, self.presenter.label), "agent": self.names[s]}
-            except Exception as e:  # an agent that cannot play this position: the game stops, unchanged
-                raise AgentFailed(f"{self.names[s]} (seat {s}) could not move: {type(e).__name__}: {e}") from None
-            self._apply(s, decision, k, reasoning)
+            k, reasoning = self._decide(self.agents[s], self.specs[s], decision, self.rngs[s],
+                                        f"{self.names[s]} (seat {s})")
+            self._apply(s, decision, k, {**reasoning, "agent": self.names[s]})
+
+    def step(self, turn: Any) -> None:
+        """One agent's move (the page's pacing: each play shown as it comes). ``turn``: the moves
+        the page had seen (another number is stale, 409). Refused when it is the person's turn or
+        the game is over; an agent that fails or runs out of time leaves the game as it was."""
+        st = self.state
+        if isinstance(turn, bool) or not isinstance(turn, int):
+            raise TableError("a step names the turn it answers (an integer)")
+        if turn != self.turn:
+            raise StaleRequest(f"stale request: it answers move {turn}, but the game is at move {self.turn}: "
+                               "the page now shows the game as it is")
+        if st.is_terminal():
+            raise TableError("the game is over: start a new one")
+        if st.current_player == self.seat:
+            raise TableError("it is your turn: the agents wait for your move")
+        s = st.current_player
+        decision = Decision.from_state(st)
+        k, reasoning = self._decide(self.agents[s], self.specs[s], decision, self.rngs[s],
+                                    f"{self.names[s]} (seat {s})")
+        self._apply(s, decision, k, {**reasoning, "agent": self.names[s]})
+
+    def _decide(self, agent: Agent, spec: str, decision: Decision, rng: random.Random,
+                who: str) -> tuple[int, dict[str, Any]]:
+        """The agent's move index and reasoning: in a worker process for a search or a policy
+        (when the table has workers), else here."""
+        try:
+            if self.worker is None or not needs_worker(spec):
+                k = agent.act(decision, rng)
+                return k, explain(agent, decision, k, self.presenter.label)
+            k, reasoning, rng_state = self.worker(decide_job, spec, self.full_name, self.state.to_json(),
+                                                  rng.getstate())
+            rng.setstate(rng_state)
+            return k, reasoning
+        except WorkerError as e:
+            raise AgentTooSlow(f"{who} did not decide: {e} (a smaller search answers sooner); the game is "
+                               "as it was") from None
+        except JobFailed as e:
+            raise AgentFailed(f"{who} could not move: {e}") from None
+        except Exception as e:  # an agent that cannot play this position: the game stops, unchanged
+            raise AgentFailed(f"{who} could not move: {type(e).__name__}: {e}") from None
 
     def move(self, turn: Any, cards: Any = None, index: Any = None) -> None:
         """The person's move: ``cards`` (tokens; ``[]`` passes) or ``index`` (into the legal moves,
@@ -209,12 +289,35 @@ class Table:
                 raise TableError("these cards make several moves: choose one",
                                  options=[{"index": k, **self.presenter.move_view(decision.moves[k])} for k in ks])
             k = ks[0]
-        self._apply(self.seat, decision, k, None)
-        self.advance()
+        saved = self._snapshot()
+        try:
+            self._apply(self.seat, decision, k, None)
+            if not self.stepwise:
+                self.advance()
+        except TableError:  # an agent failed or ran out of time: the person's move is taken back too
+            self._restore(saved)
+            raise
 
-    def advice(self, turn: Any) -> dict[str, Any]:
-        """The advisor's reasoning over the person's legal moves (its own random stream)."""
-        if self.advisor is None:
+    def _snapshot(self) -> tuple:
+        return (self.state.clone(), len(self.events), [r.getstate() for r in self.rngs], self._landlord, self._deals)
+
+    def _restore(self, saved: tuple) -> None:
+        state, n_events, rngs, self._landlord, self._deals = saved
+        self.state = state
+        del self.events[n_events:]
+        for r, st in zip(self.rngs, rngs, strict=True):
+            r.setstate(st)
+
+    def advice(self, turn: Any, hint: bool = False) -> dict[str, Any]:
+        """The advisor's reasoning over the person's legal moves (its own random stream), with its
+        choice (``choice``: the legal move's index and cards). ``hint``: a game without an advisor
+        asks the heuristic instead (the page's *Hint*)."""
+        advisor, built, name = self.advisor, self._advisor_built, self.advisor_spec
+        if advisor is None and hint:
+            if self._hinter is None:
+                self._hinter = _build_agent("heuristic", self.full_name)
+            (advisor, built), name = self._hinter, "heuristic"
+        if advisor is None:
             raise TableError("this game has no advisor: choose one when you start a game")
         if self.state.is_terminal() or self.state.current_player != self.seat:
             raise TableError("it is not your turn")
@@ -222,11 +325,8 @@ class Table:
             raise StaleRequest(f"stale request: the game is at move {self.turn}")
         decision = Decision.from_state(self.state)
         rng = random.Random(seat_seed(self.seed, ADVICE_STREAM, self.turn, self.seat))
-        try:
-            k = self.advisor.act(decision, rng)
-            return {**explain(self.advisor, decision, k, self.presenter.label), "agent": self.advisor_spec}
-        except Exception as e:
-            raise AgentFailed(f"the advisor {self.advisor_spec} could not answer: {type(e).__name__}: {e}") from None
+        k, reasoning = self._decide(advisor, built, decision, rng, f"the advisor {name}")
+        return {**reasoning, "agent": name, "choice": {"index": k, **self.presenter.move_view(decision.moves[k])}}
 
     # --- what the person sees -------------------------------------------------------------------
     def view(self) -> dict[str, Any]:
@@ -239,7 +339,7 @@ class Table:
         out: dict[str, Any] = {
             "id": self.id, "game": self.game_name, "preset": self.preset, "seat": self.seat, "seed": self.seed,
             "names": self.names, "turn": self.turn, "over": over, "open_hands": self.open_hands,
-            "advisor": self.advisor_spec, "current_player": st.current_player,
+            "advisor": self.advisor_spec, "current_player": st.current_player, "stepwise": self.stepwise,
             "your_turn": not over and st.current_player == self.seat,
             "hand": p.hand_tokens(obs.hand), "cards_left": list(obs.cards_left), "events": events,
             "phase": getattr(obs, "phase", "play"),
@@ -282,6 +382,7 @@ class Table:
         plays = [e for e in self.events if e["phase"] == "play"]
         out["trick"] = [] if not obs.to_beat else [
             {k: e[k] for k in ("seat", "label", "cards", "pass")} for e in plays[-(obs.passes + 1):]]
+        out["bids"] = [{"seat": s, "label": p.label(a)} for s, a in obs.auction]
         return out
 
     def record(self) -> str:

@@ -471,4 +471,13 @@ def load_game(text: str) -> Big2State:
     return Big2Game(Rules.from_dict(data["rules"])).from_json(data)
 
 
-__all__ = ["Big2Game", "Big2State", "Big2Observation", "deal", "load_game"]
+def hands_at(final: Big2State, obs: Big2Observation) -> list[int] | None:
+    """Every seat's hand (card masks) at the moment of ``obs``, read from the finished game
+    ``final`` of the same deal: what each seat holds at the end plus what it played since;
+    ``None`` when the seat's own hand does not match (not this deal). Training-time only
+    (issue 46's hidden-card signals): an agent never sees it."""
+    hands = [(h | p) & ~o for h, p, o in zip(final.hands, final.played, obs.played, strict=True)]
+    return hands if hands[obs.seat] == obs.hand else None
+
+
+__all__ = ["Big2Game", "Big2State", "Big2Observation", "deal", "load_game", "hands_at"]

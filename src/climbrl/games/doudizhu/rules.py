@@ -91,7 +91,7 @@ class Rules:
     seed; after ``max_redeals`` redeals the game ends as ``end``), ``forced`` (the first bidder
     becomes landlord at stake ``base_stake``)."""
     max_redeals: int = 3
-    """Bound on redeals (keeps every game finite)."""
+    """Bound on redeals (keeps every game finite); at most :data:`MAX_REDEALS`."""
     base_stake: int = 1
     """The stake without a bid: fixed landlord, rob auction (before robs), forced landlord."""
     four_with_two: bool = True
@@ -149,6 +149,11 @@ _BOOLS = (
 )
 
 
+MAX_REDEALS = 100
+"""The bound on ``max_redeals``: a game's longest length, and the work of replaying one, grow with
+it (a record naming 10^9 redeals once took 3 GB and 20 s to replay in ``climbrl serve``)."""
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -164,6 +169,9 @@ def _validate(r: Rules) -> None:
         v = getattr(r, name)
         if not _is_int(v) or v < (0 if name == "max_redeals" else 1):
             fail(name, f"must be an integer >= {0 if name == 'max_redeals' else 1}, got {v!r}")
+    if r.max_redeals > MAX_REDEALS:
+        fail("max_redeals", f"must be at most {MAX_REDEALS} (the bound on redeals: a game's length grows with it), "
+                            f"got {r.max_redeals}")
     for name in _BOOLS:
         if not isinstance(getattr(r, name), bool):
             fail(name, f"must be true or false, got {getattr(r, name)!r}")

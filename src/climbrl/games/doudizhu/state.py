@@ -585,4 +585,18 @@ def load_game(text: str) -> DdzState:
     return DdzGame(Rules.from_dict(data["rules"])).from_json(data)
 
 
-__all__ = ["DdzGame", "DdzState", "DdzObservation", "deal", "openspiel_deal", "load_game"]
+def hands_at(final: DdzState, obs: DdzObservation) -> np.ndarray | None:
+    """Every seat's hand (rank counts, [3, 15]) at the moment of ``obs``, read from the finished
+    game ``final`` of the same deal: what each seat holds at the end plus what it played since
+    (the landlord's hand has held the kitty since play began). Only a play-phase observation of
+    ``final``'s last deal has one; anything else (an auction decision, a deal redealt since) is
+    ``None``. Training-time only (issue 46's hidden-card signals): an agent never sees it."""
+    if obs.phase != "play" or obs.landlord != final.landlord:
+        return None
+    hands = final.hands.astype(np.int16) + final.played - np.asarray(obs.played, dtype=np.int16)
+    if hands.min() < 0 or not np.array_equal(hands[obs.seat], obs.hand):
+        return None
+    return hands
+
+
+__all__ = ["DdzGame", "DdzState", "DdzObservation", "deal", "openspiel_deal", "load_game", "hands_at"]
