@@ -29,7 +29,6 @@ Run: ``.venv/bin/python benchmarks/hidden_signals.py [--epochs 30] [--games 1000
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -40,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402,F401  (environment defaults)
-from benchmarks.lstm_vs_mlp import DECK_SEED, paired_comparison, print_comparison  # noqa: E402
+from benchmarks.lstm_vs_mlp import DECK_SEED, paired_comparison, train_all, write_comparison  # noqa: E402
 
 CONTRASTS = (("aux", "baseline"), ("oracle", "baseline"))
 
@@ -67,7 +66,6 @@ def train_one(job: tuple[str, dict, int, dict, str]) -> dict:
 
 
 def main() -> int:
-    from climbrl.threads import process_pool
 
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=30)
@@ -85,11 +83,7 @@ def main() -> int:
     settings = arms(args.aux_coef)
     jobs = [(arm, kw, s, shared, args.runs) for s in seeds for arm, kw in settings.items()]
     load_before = os.getloadavg()  # other work on the machine inflates the CPU seconds: recorded beside
-    with process_pool(args.workers) as pool:
-        runs = list(pool.map(train_one, jobs))
-    for r in runs:
-        print(f"trained {r['arm']} seed {r['seed']}: {r['decisions']:,} decisions, {r['cpu_seconds'] / 60:.1f} CPU-min",
-              flush=True)
+    runs = train_all(train_one, jobs, args.workers)
     cmp = paired_comparison(runs, settings, CONTRASTS, args.decks, args.workers)
     out = {"measured": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -100,11 +94,7 @@ def main() -> int:
            "runs": runs, "results": cmp["results"],
            "contrasts": {o: {c["contrast"]: c for c in cmp["contrasts"] if c["opponent"] == o}
                          for o in cmp["opponents"]}}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print_comparison(cmp)
-    print(f"wrote {args.out}")
-    return 0
+    return write_comparison(out, cmp, args.out)
 
 
 if __name__ == "__main__":

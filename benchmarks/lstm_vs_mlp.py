@@ -116,6 +116,27 @@ def paired_comparison(runs: list[dict], arm_names, contrast_pairs, decks: int, w
     return {"opponents": opponents, "left_out": left_out, "results": results, "arms": arms, "contrasts": contrasts}
 
 
+def train_all(train_one, jobs: list, workers: int) -> list[dict]:
+    """Every job's training (``train_one(job)``) in ``workers`` processes, each printed when done."""
+    from climbrl.threads import process_pool
+
+    with process_pool(workers) as pool:
+        runs = list(pool.map(train_one, jobs))
+    for r in runs:
+        print(f"trained {r['arm']} seed {r['seed']}: {r['decisions']:,} decisions, {r['cpu_seconds'] / 60:.1f} CPU-min",
+              flush=True)
+    return runs
+
+
+def write_comparison(out: dict, cmp: dict, path: str) -> int:
+    """Write the result ``out`` to ``path`` as JSON and print the comparison ``cmp``; status 0."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(out, indent=2) + "\n")
+    print_comparison(cmp)
+    print(f"wrote {path}")
+    return 0
+
+
 def print_comparison(cmp: dict) -> None:
     """The table of :func:`paired_comparison`: each arm's mean win rates and cost, each contrast."""
     opponents = cmp["opponents"]
@@ -128,7 +149,6 @@ def print_comparison(cmp: dict) -> None:
 
 
 def main() -> int:
-    from climbrl.threads import process_pool
 
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=30)
@@ -140,11 +160,7 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     jobs = [(arm, s, args.epochs) for s in seeds for arm in ARMS]
     load_before = os.getloadavg()  # other work on the machine inflates the CPU seconds: recorded beside
-    with process_pool(args.workers) as pool:
-        runs = list(pool.map(train_one, jobs))
-    for r in runs:
-        print(f"trained {r['arm']} seed {r['seed']}: {r['decisions']:,} decisions, {r['cpu_seconds'] / 60:.1f} CPU-min",
-              flush=True)
+    runs = train_all(train_one, jobs, args.workers)
     cmp = paired_comparison(runs, ARMS, CONTRASTS, args.decks, args.workers)
     opponents, contrasts = cmp["opponents"], cmp["contrasts"]
     arms = {arm: {"config": ARMS[arm], **a} for arm, a in cmp["arms"].items()}
@@ -155,11 +171,7 @@ def main() -> int:
            "load_before": load_before, "load_after": os.getloadavg(),
            "arms": arms, "runs": runs, "results": cmp["results"],
            "contrasts": {o: {c["contrast"]: c for c in contrasts if c["opponent"] == o} for o in opponents}}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print_comparison(cmp)
-    print(f"wrote {args.out}")
-    return 0
+    return write_comparison(out, cmp, args.out)
 
 
 if __name__ == "__main__":

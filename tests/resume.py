@@ -24,3 +24,16 @@ def straight_and_resumed(config: Callable[[int], TrainConfig], tmp_path: Path,
     straight = train(config(epochs), tmp_path / "a", progress=False)
     train(config(epochs - 1), tmp_path / "b", progress=False)
     return straight, train(config(epochs), tmp_path / "b", resume=True, progress=False)
+
+
+class FakeClock:
+    """``time.perf_counter`` of the training loop advancing 10 s a call (patch it into
+    ``climbrl.learn.train.time``): a leg's time limit is reached after a known number of epochs,
+    whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 10.0
+        return self.now

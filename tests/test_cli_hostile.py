@@ -23,23 +23,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from climbrl.cli import main
 from climbrl.config import MAX_WIDTH, ConfigError, train_config
 from climbrl.encoders import make_encoder
 from climbrl.learn.checkpoint import CheckpointError, load_network, network_payload, save_atomic
 from climbrl.learn.imitation import ImitationConfig, ImitationError
 from climbrl.learn.network import make_net
+from tests.test_cli_messages import run
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(argv))
-    except SystemExit as e:  # argparse's own refusals
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_line(err: str) -> str:

@@ -14,24 +14,12 @@ from climbrl.learn import train as train_mod
 from climbrl.learn.checkpoint import load
 from climbrl.learn.legs import LEGS, read_legs
 from climbrl.training import train
-from tests.resume import untimed
+from tests.resume import FakeClock, untimed
 
 
 def _cfg(epochs: int = 4):
     return train_config("mcq", game="big2", epochs=epochs, games_per_epoch=8, eval_every=0, keep_policy_every=0,
                         seed=5, hidden=16)
-
-
-class FakeClock:
-    """``time.perf_counter`` of the training loop advancing 10 s a call: a time limit is reached
-    after a known number of epochs, whatever the machine's speed."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 10.0
-        return self.now
 
 
 def test_a_leg_stops_at_its_time_limit_after_a_whole_epoch_and_the_next_continues_it(tmp_path, monkeypatch) -> None:

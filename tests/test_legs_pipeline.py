@@ -9,6 +9,7 @@ import pytest
 from pipeline import legs
 
 from climbrl.learn import train as train_mod
+from tests.resume import FakeClock
 
 PARAMS = """
 games:
@@ -18,18 +19,6 @@ games:
     curve: {opponents: [random], deals: 2, seed: 5}
     evaluate: {opponents: [random], deals: 2, deal_set: data/eval_seeds.json}
 """
-
-
-class FakeClock:
-    """The training loop's clock advancing 10 s a call: a leg's time limit ends it after a known
-    number of epochs, whatever the machine's speed."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 10.0
-        return self.now
 
 
 def test_two_legs_continue_one_run_and_the_curve_keeps_its_points(tmp_path, monkeypatch) -> None:
