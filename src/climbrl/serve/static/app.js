@@ -444,8 +444,8 @@ function render() {
       last: last[s], hand: v.hands && s !== v.seat ? v.hands[s] : null, current: !v.over && s === v.current_player,
       thinking: thinking === s, winner: winners.has(s) })),
     toBeat: v.to_beat,
-    caption: v.to_beat ? `to beat: ${seatName(v.to_beat.seat)} (${v.to_beat.label})`
-      : v.over ? "" : bidding ? "the auction" : `a new trick: ${seatName(v.current_player)} ${v.current_player === v.seat ? "lead" : "leads"}`,
+    caption: v.over ? "game over" : v.to_beat ? `to beat: ${v.to_beat.label}, played by ${seatName(v.to_beat.seat)}`
+      : bidding ? "the auction" : `a new trick: ${seatName(v.current_player)} ${v.current_player === v.seat ? "lead" : "leads"}`,
     kitty: v.game === "doudizhu" ? (v.kitty && v.kitty.length ? v.kitty : [{}, {}, {}]) : null,
     kittyDown: v.game === "doudizhu" && !(v.kitty && v.kitty.length),
     scoreline: v.game === "doudizhu" && v.landlord >= 0 ? `stake ${v.stake} \u00d7 ${v.multiplier} (${plural(v.bombs, "bomb")})` : "",
@@ -576,7 +576,7 @@ async function hint() {
     selected.clear(); renderHand();
   }
   box.replaceChildren(el("div", { id: "hint-text" }, el("strong", {}, "Hint "), `(${h.agent}): `,
-    el("span", { id: "hint-move" }, m.pass ? "pass" : m.label), m.pass || view.phase === "bid" ? "" : " \u2014 selected; Enter plays it. ",
+    el("span", { id: "hint-move" }, m.pass ? "pass" : m.label), m.pass || view.phase === "bid" ? " " : " \u2014 selected; Enter plays it. ",
     el("button", { type: "button", id: "all-moves-btn", onclick: showAllMoves }, `All ${plural(view.legal.length, "legal move")}`)));
   renderHand();
 }
@@ -797,7 +797,7 @@ function renderReplay() {
       bid: f.phase === "bid" || s === landlord ? bids[s] : null, last: lastPlay[s], hand: f.hands[s],
       current: !over && s === f.current_player, thinking: false, winner: winners.has(s) })),
     toBeat: f.to_beat,
-    caption: f.to_beat ? `to beat: ${replayWho(f.to_beat.seat)} (${f.to_beat.label})` : over ? "game over" : f.phase === "bid" ? "the auction" : "a new trick",
+    caption: over ? "game over" : f.to_beat ? `to beat: ${f.to_beat.label}, played by ${replayWho(f.to_beat.seat)}` : f.phase === "bid" ? "the auction" : "a new trick",
     kitty: f.kitty && f.kitty.length ? f.kitty : null, kittyDown: false,
     scoreline: landlord >= 0 ? `stake ${f.stake}, ${plural(f.bombs || 0, "bomb")}` : "",
   });
