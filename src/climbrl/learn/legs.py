@@ -92,13 +92,8 @@ def earlier_legs(path: Path, start_epoch: int) -> list[Leg]:
     """The legs recorded in ``path`` that end at or before ``start_epoch`` (the checkpoint's): a
     leg killed after its last checkpoint keeps only the epochs the checkpoint holds. A missing or
     unreadable ledger gives none (a run trained before ledgers existed)."""
-    try:
-        rows = json.loads(path.read_text())
-        legs = [Leg(**row) for row in rows]
-    except (OSError, ValueError, TypeError):
-        return []
     kept = []
-    for leg in legs:
+    for leg in _parse(path):
         if leg.first_epoch > start_epoch:
             break
         if leg.last_epoch > start_epoch:
@@ -111,7 +106,12 @@ def earlier_legs(path: Path, start_epoch: int) -> list[Leg]:
 
 def read_legs(out: str | Path) -> list[dict[str, Any]]:
     """The ledger of the run in ``out`` as it was written (empty without a readable one)."""
+    return [asdict(leg) for leg in _parse(Path(out) / LEGS)]
+
+
+def _parse(path: Path) -> list[Leg]:
+    """The legs a ledger file holds; none when it is missing or unreadable."""
     try:
-        return [asdict(Leg(**row)) for row in json.loads((Path(out) / LEGS).read_text())]
+        return [Leg(**row) for row in json.loads(path.read_text())]
     except (OSError, ValueError, TypeError):
         return []
